@@ -1,0 +1,208 @@
+//! The device API of expanse: one small trait that every backend (host,
+//! mock, CUDA, Level Zero) implements, and the error vocabulary they share.
+//!
+//! Addresses are plain `u64` device addresses; physical pages, streams and
+//! events are opaque ids. The allocator core depends on this crate only and
+//! never asks which backend it has: capabilities are queries with constant
+//! answers (`granularity()`, `total_memory()`, `supports_virtual_memory()`).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+
+pub use error::{DeviceError, Misuse, Result};
+
+/// A device address (virtual address in the device's address space).
+pub type DevicePtr = u64;
+
+/// An opaque stream id. `StreamId::DEFAULT` (0) is the default stream.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct StreamId(pub u64);
+
+impl StreamId {
+    /// The default (null) stream.
+    pub const DEFAULT: StreamId = StreamId(0);
+}
+
+/// An opaque event id returned by [`Device::record_event`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId(pub u64);
+
+/// An opaque handle to one physical page (a `cuMemCreate` allocation, a
+/// Level Zero physical memory object, a slice of a host memfd).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageHandle(pub u64);
+
+/// Which calls a backend can be told to fail, and which calls the mock counts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)]
+pub enum Call {
+    Reserve,
+    ReleaseReservation,
+    CreatePage,
+    ReleasePage,
+    Map,
+    Unmap,
+    SetAccess,
+    Malloc,
+    Free,
+    RecordEvent,
+    QueryEvent,
+    ReleaseEvent,
+    SynchronizeStream,
+    Synchronize,
+    Copy,
+}
+
+impl Call {
+    /// Every call kind, in declaration order.
+    pub const ALL: [Call; 15] = [
+        Call::Reserve,
+        Call::ReleaseReservation,
+        Call::CreatePage,
+        Call::ReleasePage,
+        Call::Map,
+        Call::Unmap,
+        Call::SetAccess,
+        Call::Malloc,
+        Call::Free,
+        Call::RecordEvent,
+        Call::QueryEvent,
+        Call::ReleaseEvent,
+        Call::SynchronizeStream,
+        Call::Synchronize,
+        Call::Copy,
+    ];
+
+    /// The driver-style name of the call, used in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Call::Reserve => "reserve",
+            Call::ReleaseReservation => "release_reservation",
+            Call::CreatePage => "create_page",
+            Call::ReleasePage => "release_page",
+            Call::Map => "map",
+            Call::Unmap => "unmap",
+            Call::SetAccess => "set_access",
+            Call::Malloc => "malloc",
+            Call::Free => "free",
+            Call::RecordEvent => "record_event",
+            Call::QueryEvent => "query_event",
+            Call::ReleaseEvent => "release_event",
+            Call::SynchronizeStream => "synchronize_stream",
+            Call::Synchronize => "synchronize",
+            Call::Copy => "copy",
+        }
+    }
+}
+
+/// One device's memory API.
+///
+/// Contract (the mock backend asserts every point):
+/// - `reserve` returns a range aligned to `granularity()`; `map`, `unmap`
+///   and `set_access` take granularity-aligned addresses and sizes that lie
+///   inside one reservation;
+/// - a page is mapped at most once at a time and its whole size is mapped;
+///   no address is mapped twice; only mapped ranges are unmapped;
+/// - a page is released only when unmapped; a reservation is released only
+///   when nothing in it is mapped;
+/// - memory mapped by `map` is usable only after `set_access` named this
+///   device (as with `cuMemSetAccess`);
+/// - events: `record_event` captures the work queued on the stream so far;
+///   `query_event` says whether it completed; `release_event` frees the id.
+///
+/// All methods take `&self`: backends use interior locking, so one device
+/// can be shared by the allocator's threads.
+pub trait Device: Send + Sync {
+    /// The device's ordinal (the `device` index users pass).
+    fn ordinal(&self) -> u32;
+    /// A short name for reports ("host", "mock", "cuda:0").
+    fn name(&self) -> String;
+    /// Total device memory in bytes (the capacity pages and `malloc` draw on).
+    fn total_memory(&self) -> u64;
+    /// Bytes currently free on the device, as the driver reports them.
+    fn free_memory(&self) -> u64;
+    /// Page size granularity for `reserve`, `create_page` and `map`.
+    fn granularity(&self) -> u64;
+    /// Whether reserve / create_page / map are available. When false the
+    /// allocator uses classic segments only.
+    fn supports_virtual_memory(&self) -> bool;
+
+    /// Reserve `size` bytes of address space (no memory behind it).
+    fn reserve(&self, size: u64) -> Result<DevicePtr>;
+    /// Release a reservation made by `reserve`, with nothing mapped in it.
+    fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()>;
+    /// Create a physical page of `size` bytes (a multiple of the granularity).
+    fn create_page(&self, size: u64) -> Result<PageHandle>;
+    /// Release an unmapped physical page.
+    fn release_page(&self, page: PageHandle) -> Result<()>;
+    /// Map the whole of `page` at `addr` (inside a reservation).
+    fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()>;
+    /// Unmap `[addr, addr + size)`, which must be exactly the union of
+    /// whole mapped pages. Does not synchronize.
+    fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()>;
+    /// Grant read-write access to `[addr, addr + size)` for each device in
+    /// `devices` (this device and its peers).
+    fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()>;
+
+    /// Classic allocation (`cudaMalloc`): `size` bytes, ready to use.
+    fn malloc(&self, size: u64) -> Result<DevicePtr>;
+    /// Free memory returned by `malloc`.
+    fn free(&self, ptr: DevicePtr) -> Result<()>;
+
+    /// Record an event on `stream` capturing the work queued so far.
+    fn record_event(&self, stream: StreamId) -> Result<EventId>;
+    /// Whether the event's work has completed.
+    fn query_event(&self, event: EventId) -> Result<bool>;
+    /// Release an event id.
+    fn release_event(&self, event: EventId) -> Result<()>;
+    /// Wait until all work queued on `stream` completed.
+    fn synchronize_stream(&self, stream: StreamId) -> Result<()>;
+    /// Wait until all work on the device completed.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Copy host bytes to device memory (`cuMemcpyHtoD`). Used by tests
+    /// and tools to check that memory is real.
+    fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()>;
+    /// Copy device memory to host bytes (`cuMemcpyDtoH`).
+    fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()>;
+
+    /// Whether this device can be given access to `peer`'s memory.
+    fn can_access_peer(&self, peer: u32) -> bool {
+        peer == self.ordinal()
+    }
+}
+
+/// Round `x` up to a multiple of `align` (a power of two or any non-zero
+/// value), or `None` on overflow.
+pub fn round_up(x: u64, align: u64) -> Option<u64> {
+    debug_assert!(align > 0);
+    let rem = x % align;
+    if rem == 0 {
+        Some(x)
+    } else {
+        x.checked_add(align - rem)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_up_handles_edges() {
+        assert_eq!(round_up(0, 512), Some(0));
+        assert_eq!(round_up(1, 512), Some(512));
+        assert_eq!(round_up(512, 512), Some(512));
+        assert_eq!(round_up(513, 512), Some(1024));
+        assert_eq!(round_up(u64::MAX, 512), None);
+    }
+
+    #[test]
+    fn call_names_are_unique() {
+        let mut names: Vec<_> = Call::ALL.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Call::ALL.len());
+    }
+}

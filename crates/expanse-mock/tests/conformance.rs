@@ -1,0 +1,54 @@
+//! The backend conformance suite on the strict mock device.
+expanse_conformance::conformance_tests!(expanse_mock::MockDevice::new(64 << 20, 2 << 20));
+
+#[test]
+fn mock_records_no_violation_for_a_correct_caller() {
+    let d = expanse_mock::MockDevice::new(64 << 20, 2 << 20);
+    expanse_conformance::map_write_read_cycle(&d).unwrap();
+    assert!(d.violations().is_empty(), "{:?}", d.violations());
+}
+
+#[test]
+fn mock_fails_the_nth_call_on_demand() {
+    use expanse_device::{Call, Device, DeviceError};
+    let d = expanse_mock::MockDevice::new(64 << 20, 2 << 20);
+    d.fail_nth(
+        Call::CreatePage,
+        2,
+        DeviceError::Driver {
+            call: "create_page",
+            code: 7,
+        },
+    );
+    let a = d.create_page(2 << 20).unwrap();
+    assert_eq!(
+        d.create_page(2 << 20),
+        Err(DeviceError::Driver {
+            call: "create_page",
+            code: 7
+        })
+    );
+    let c = d.create_page(2 << 20).unwrap();
+    d.release_page(a).unwrap();
+    d.release_page(c).unwrap();
+}
+
+#[test]
+fn mock_holds_events_until_completed() {
+    use expanse_device::{Device, StreamId};
+    let d = expanse_mock::MockDevice::new(64 << 20, 2 << 20);
+    d.hold_events(true);
+    let e = d.record_event(StreamId(3)).unwrap();
+    assert!(!d.query_event(e).unwrap());
+    d.complete_events();
+    assert!(d.query_event(e).unwrap());
+    d.release_event(e).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "dropped with leaks")]
+fn mock_reports_leaks_at_drop() {
+    use expanse_device::Device;
+    let d = expanse_mock::MockDevice::new(64 << 20, 2 << 20);
+    let _ = d.create_page(2 << 20).unwrap();
+}
