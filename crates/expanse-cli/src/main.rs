@@ -1,1 +1,303 @@
-fn main() {}
+//! The `expanse` command.
+
+mod replay;
+mod trace;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use expanse_core::Config;
+use expanse_device::Device;
+
+const HELP: &str = "\
+expanse: a device caching allocator with expandable segments
+
+USAGE:
+    expanse <COMMAND> [OPTIONS]
+
+COMMANDS:
+    replay TRACE     Replay an allocation trace and report fragmentation and speed
+    compare TRACE... Replay traces under PyTorch's native, PyTorch's expandable
+                     and expanse's default allocator and print a table
+    help             Show this help
+
+REPLAY / COMPARE OPTIONS:
+    --conf STRING          Allocator config, PyTorch syntax
+                           (e.g. expandable_segments:True,max_split_size_mb:128);
+                           default: EXPANSE_ALLOC_CONF / PYTORCH_ALLOC_CONF /
+                           PYTORCH_CUDA_ALLOC_CONF, else expanse's defaults
+    --backend host|sim     host: real Linux virtual memory (default);
+                           sim: the strict mock device (addresses only)
+    --device-memory SIZE   Device capacity: 143771MiB, 16GiB, or bytes
+                           (default 143771MiB, an H200)
+    --json                 One JSON object on stdout (replay) or one per trace
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("expanse: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Options {
+    conf: Option<String>,
+    backend: String,
+    device_memory: u64,
+    json: bool,
+    files: Vec<PathBuf>,
+}
+
+/// Parse `143771MiB`, `16GiB`, `2MB`, `4096`.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("bad size '{s}': expected a number with an optional unit (KiB, MiB, GiB, TiB, KB, MB, GB)"))?;
+    let mul: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" | "K" => 1 << 10,
+        "MiB" | "M" => 1 << 20,
+        "GiB" | "G" => 1 << 30,
+        "TiB" | "T" => 1 << 40,
+        "KB" => 1000,
+        "MB" => 1000_000,
+        "GB" => 1000_000_000,
+        "TB" => 1000_000_000_000,
+        u => return Err(format!("bad size '{s}': unknown unit '{u}'")),
+    };
+    n.checked_mul(mul)
+        .filter(|v| *v > 0)
+        .ok_or_else(|| format!("bad size '{s}': zero or too large"))
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        conf: None,
+        backend: "host".into(),
+        device_memory: 143771 << 20,
+        json: false,
+        files: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--conf" => o.conf = Some(value("--conf")?),
+            "--backend" => o.backend = value("--backend")?,
+            "--device-memory" => o.device_memory = parse_size(&value("--device-memory")?)?,
+            "--json" => o.json = true,
+            s if s.starts_with("--") => {
+                return Err(format!("unknown option '{s}' (see 'expanse help')"))
+            }
+            f => o.files.push(PathBuf::from(f)),
+        }
+    }
+    Ok(o)
+}
+
+fn make_device(backend: &str, capacity: u64) -> Result<Arc<dyn Device>, String> {
+    const GRANULARITY: u64 = 2 << 20;
+    match backend {
+        "host" => expanse_host::HostDevice::with_capacity(capacity, GRANULARITY)
+            .map(|d| Arc::new(d) as Arc<dyn Device>)
+            .map_err(|e| format!("host backend: {e}")),
+        "sim" => Ok(Arc::new(expanse_mock::MockDevice::new(
+            capacity,
+            GRANULARITY,
+        ))),
+        other => Err(format!("unknown backend '{other}' (available: host, sim)")),
+    }
+}
+
+fn config_of(conf: &Option<String>) -> Result<Config, String> {
+    match conf {
+        Some(s) => Config::parse(s).map_err(|e| e.to_string()),
+        None => Config::from_env().map_err(|e| e.to_string()),
+    }
+}
+
+fn replay_one(
+    path: &Path,
+    trace: &trace::Trace,
+    o: &Options,
+    config: Config,
+) -> Result<replay::Report, String> {
+    let device = make_device(&o.backend, o.device_memory)?;
+    replay::run(trace, device, config)
+        .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.3} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+fn cmd_replay(args: &[String]) -> Result<(), String> {
+    let o = parse_options(args)?;
+    let [path] = o.files.as_slice() else {
+        return Err("replay takes exactly one trace file".into());
+    };
+    let config = config_of(&o.conf)?;
+    let conf_str = config.to_conf_string();
+    let trace = trace::read(path).map_err(|e| e.to_string())?;
+    let r = replay_one(path, &trace, &o, config)?;
+    if o.json {
+        println!(
+            "{}",
+            r.to_json(&path.display().to_string(), &o.backend, &conf_str)
+        );
+    } else {
+        println!("trace            {}", path.display());
+        println!(
+            "backend          {} ({} device memory)",
+            o.backend,
+            gib(o.device_memory)
+        );
+        println!("config           {conf_str}");
+        println!("events           {}", r.events);
+        println!(
+            "peak requested   {} ({} bytes)",
+            gib(r.peak_requested_bytes),
+            r.peak_requested_bytes
+        );
+        println!(
+            "peak allocated   {} ({} bytes)",
+            gib(r.peak_allocated_bytes),
+            r.peak_allocated_bytes
+        );
+        println!(
+            "peak reserved    {} ({} bytes)",
+            gib(r.peak_reserved_bytes),
+            r.peak_reserved_bytes
+        );
+        println!(
+            "fragmentation    {:.4} (peak reserved / peak requested)",
+            r.fragmentation()
+        );
+        println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
+        println!(
+            "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
+            r.pages.created,
+            r.pages.mapped,
+            r.pages.moved,
+            r.pages.unmapped,
+            r.pages.released,
+            r.pages.access_sets
+        );
+        println!(
+            "driver estimate  {:.1} ms (H200 per-call costs)",
+            r.pages.driver_us_estimate() / 1000.0
+        );
+        println!(
+            "time             {:.3} s, {:.0} ns per event",
+            r.seconds,
+            r.ns_per_event()
+        );
+    }
+    if let Some((line, msg)) = &r.oom {
+        return Err(format!("{}:{line}: {msg}", path.display()));
+    }
+    Ok(())
+}
+
+fn cmd_compare(args: &[String]) -> Result<(), String> {
+    let o = parse_options(args)?;
+    if o.files.is_empty() {
+        return Err("compare needs at least one trace file".into());
+    }
+    let modes: [(&str, Config); 3] = [
+        ("pytorch native", Config::pytorch_native()),
+        ("pytorch expandable", Config::pytorch_expandable()),
+        ("expanse", config_of(&o.conf)?),
+    ];
+    if !o.json {
+        println!("| trace | allocator | peak reserved | fragmentation | pages created | pages moved | driver estimate | ns/event |");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    }
+    let mut logs = Vec::new();
+    for path in &o.files {
+        let trace = trace::read(path).map_err(|e| e.to_string())?;
+        let name = path
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .replace(".trace.csv.gz", "")
+                    .replace(".trace.csv", "")
+            })
+            .unwrap_or_default();
+        let mut ests = Vec::new();
+        for (label, config) in &modes {
+            let conf_str = config.to_conf_string();
+            let r = replay_one(path, &trace, &o, config.clone())?;
+            ests.push(r.pages.driver_us_estimate());
+            if o.json {
+                println!(
+                    "{}",
+                    r.to_json(&path.display().to_string(), &o.backend, &conf_str)
+                );
+            } else {
+                println!(
+                    "| {name} | {label} | {} | {:.4} | {} | {} | {:.1} ms | {:.0} |",
+                    r.peak_reserved_bytes,
+                    r.fragmentation(),
+                    r.pages.created,
+                    r.pages.moved,
+                    r.pages.driver_us_estimate() / 1000.0,
+                    r.ns_per_event()
+                );
+            }
+            if let Some((line, msg)) = r.oom {
+                logs.push(format!(
+                    "{name} / {label}: ran out of memory at line {line}: {msg}"
+                ));
+            }
+        }
+        if ests[1] > 0.0 {
+            logs.push(format!(
+                "{name}: expanse driver estimate is {:.2}x PyTorch expandable's",
+                ests[2] / ests[1]
+            ));
+        }
+    }
+    for l in logs {
+        eprintln!("{l}");
+    }
+    Ok(())
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        None | Some("help" | "--help" | "-h") => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some("replay") => cmd_replay(&args[1..]),
+        Some("compare") => cmd_compare(&args[1..]),
+        Some(other) => Err(format!("unknown command '{other}' (see 'expanse help')")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("143771MiB").unwrap(), 143771 << 20);
+        assert_eq!(parse_size("16GiB").unwrap(), 16 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("12XB").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("99999999999TiB").is_err());
+    }
+}

@@ -1,0 +1,132 @@
+//! Replaying a trace through the allocator.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use expanse_core::{AllocError, Config, DeviceAllocator, PageOps, StreamId};
+use expanse_device::Device;
+
+use crate::trace::{Event, Trace};
+
+/// What a replay measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub events: usize,
+    pub peak_requested_bytes: u64,
+    pub peak_allocated_bytes: u64,
+    pub peak_reserved_bytes: u64,
+    pub final_reserved_bytes: u64,
+    pub num_alloc_retries: u64,
+    pub num_ooms: u64,
+    pub seconds: f64,
+    pub pages: PageOps,
+    /// The OOM that ended the replay early: (trace line, message).
+    pub oom: Option<(usize, String)>,
+}
+
+impl Report {
+    /// Peak reserved over peak requested (1.0 is the floor).
+    pub fn fragmentation(&self) -> f64 {
+        if self.peak_requested_bytes == 0 {
+            1.0
+        } else {
+            self.peak_reserved_bytes as f64 / self.peak_requested_bytes as f64
+        }
+    }
+
+    /// Nanoseconds per trace event.
+    pub fn ns_per_event(&self) -> f64 {
+        if self.events == 0 {
+            0.0
+        } else {
+            self.seconds * 1e9 / self.events as f64
+        }
+    }
+
+    /// The report as one JSON object.
+    pub fn to_json(&self, trace: &str, backend: &str, conf: &str) -> serde_json::Value {
+        serde_json::json!({
+            "trace": trace,
+            "backend": backend,
+            "conf": conf,
+            "events": self.events,
+            "peak_requested_bytes": self.peak_requested_bytes,
+            "peak_allocated_bytes": self.peak_allocated_bytes,
+            "peak_reserved_bytes": self.peak_reserved_bytes,
+            "final_reserved_bytes": self.final_reserved_bytes,
+            "fragmentation": self.fragmentation(),
+            "num_alloc_retries": self.num_alloc_retries,
+            "num_ooms": self.num_ooms,
+            "seconds": self.seconds,
+            "ns_per_event": self.ns_per_event(),
+            "pages_created": self.pages.created,
+            "pages_mapped": self.pages.mapped,
+            "pages_moved": self.pages.moved,
+            "pages_unmapped": self.pages.unmapped,
+            "pages_released": self.pages.released,
+            "access_sets": self.pages.access_sets,
+            "stream_syncs": self.pages.stream_syncs,
+            "driver_us_estimate": self.pages.driver_us_estimate(),
+            "oom": self.oom.as_ref().map(|(line, msg)| serde_json::json!({"line": line, "message": msg})),
+        })
+    }
+}
+
+/// Replay `trace` on `device` with `config`. An allocation that cannot be
+/// served ends the replay (reported in `Report::oom`); any other allocator
+/// error is returned with the trace line.
+pub fn run(
+    trace: &Trace,
+    device: Arc<dyn Device>,
+    config: Config,
+) -> Result<Report, (usize, AllocError)> {
+    let mut alloc = DeviceAllocator::new(device, config);
+    let mut live: HashMap<u64, (u64, u64)> = HashMap::with_capacity(4096);
+    let mut requested = 0u64;
+    let mut peak_requested = 0u64;
+    let mut oom = None;
+    let mut done = 0usize;
+    let start = Instant::now();
+    for (i, ev) in trace.events.iter().enumerate() {
+        match *ev {
+            Event::Alloc { id, size, stream } => match alloc.malloc(size, StreamId(stream)) {
+                Ok(ptr) => {
+                    live.insert(id, (ptr, size));
+                    requested += size;
+                    peak_requested = peak_requested.max(requested);
+                }
+                Err(e @ (AllocError::OutOfMemory { .. } | AllocError::TooLarge { .. })) => {
+                    oom = Some((trace.lines[i], e.to_string()));
+                    break;
+                }
+                Err(e) => return Err((trace.lines[i], e)),
+            },
+            Event::Free { id } => {
+                let (ptr, size) = live.remove(&id).expect("trace validated: freed id is live");
+                alloc.free(ptr).map_err(|e| (trace.lines[i], e))?;
+                requested -= size;
+            }
+        }
+        done += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let s = alloc.stats();
+    let report = Report {
+        events: done,
+        peak_requested_bytes: peak_requested,
+        peak_allocated_bytes: s.allocated_bytes[0].peak as u64,
+        peak_reserved_bytes: s.reserved_bytes[0].peak as u64,
+        final_reserved_bytes: s.reserved_bytes[0].current as u64,
+        num_alloc_retries: s.num_alloc_retries,
+        num_ooms: s.num_ooms,
+        seconds,
+        pages: s.pages,
+        oom,
+    };
+    // Free what is still live so the device is left clean.
+    for (_, (ptr, _)) in live {
+        let _ = alloc.free(ptr);
+    }
+    Ok(report)
+}

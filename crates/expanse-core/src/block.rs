@@ -1,0 +1,168 @@
+//! Blocks and the arena that owns them.
+//!
+//! A block is a contiguous piece of a segment: allocated, free (mapped,
+//! cached in its pool), or unmapped (address space of an expandable segment
+//! with no page behind it). Blocks of one segment form a doubly linked list
+//! in address order; invariants (checked by
+//! [`DeviceAllocator::check_invariants`](crate::DeviceAllocator::check_invariants)):
+//! neighbours are contiguous, no two free neighbours with the same mapping
+//! state are left unmerged, a free mapped block is in its pool's free set
+//! and an unmapped one in its pool's unmapped set, nothing else is.
+
+use expanse_device::StreamId;
+
+/// Index of a block in the arena.
+pub type BlockId = u32;
+
+/// Which pool a block belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PoolKind {
+    /// Requests up to 1 MiB.
+    Small = 0,
+    /// Everything larger.
+    Large = 1,
+}
+
+/// What kind of segment a block lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentRef {
+    /// A classic segment (one device malloc).
+    Classic,
+    /// An expandable segment, by slot index.
+    Expandable(usize),
+}
+
+/// One block.
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Start address.
+    pub addr: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Bytes the user asked for (0 when free).
+    pub requested: u64,
+    /// Stream the block was allocated on.
+    pub stream: StreamId,
+    /// Pool.
+    pub pool: PoolKind,
+    /// Handed to a user (or waiting for its events).
+    pub allocated: bool,
+    /// Backed by pages (always true for classic segments).
+    pub mapped: bool,
+    /// Lower neighbour in the segment.
+    pub prev: Option<BlockId>,
+    /// Upper neighbour in the segment.
+    pub next: Option<BlockId>,
+    /// The segment.
+    pub segment: SegmentRef,
+    /// Outstanding stream events before the block may be reused.
+    pub event_count: u32,
+    /// Other streams the block was used on (`record_stream`).
+    pub stream_uses: Vec<StreamId>,
+    /// Pool's free-block-search count when the block was cached (for GC age).
+    pub gc_base: u64,
+}
+
+impl Block {
+    /// A new, free, mapped block.
+    pub fn new(
+        addr: u64,
+        size: u64,
+        stream: StreamId,
+        pool: PoolKind,
+        segment: SegmentRef,
+    ) -> Self {
+        Block {
+            addr,
+            size,
+            requested: 0,
+            stream,
+            pool,
+            allocated: false,
+            mapped: true,
+            prev: None,
+            next: None,
+            segment,
+            event_count: 0,
+            stream_uses: Vec::new(),
+            gc_base: 0,
+        }
+    }
+
+    /// Whether the block is part of a split segment.
+    pub fn is_split(&self) -> bool {
+        self.prev.is_some() || self.next.is_some()
+    }
+
+    /// Whether the block lives in an expandable segment.
+    pub fn is_expandable(&self) -> bool {
+        matches!(self.segment, SegmentRef::Expandable(_))
+    }
+
+    /// Free, no pending events, no foreign stream uses.
+    pub fn is_allocatable(&self) -> bool {
+        !self.allocated && self.event_count == 0 && self.stream_uses.is_empty()
+    }
+
+    /// End address (exclusive).
+    pub fn end(&self) -> u64 {
+        self.addr + self.size
+    }
+}
+
+/// Slots of blocks, reused after removal.
+#[derive(Debug, Default)]
+pub struct Arena {
+    slots: Vec<Option<Block>>,
+    free: Vec<BlockId>,
+}
+
+impl Arena {
+    /// Store a block and return its id.
+    pub fn insert(&mut self, b: Block) -> BlockId {
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = Some(b);
+            id
+        } else {
+            self.slots.push(Some(b));
+            (self.slots.len() - 1) as BlockId
+        }
+    }
+
+    /// Remove a block.
+    pub fn remove(&mut self, id: BlockId) -> Block {
+        let b = self.slots[id as usize]
+            .take()
+            .expect("removing a live block");
+        self.free.push(id);
+        b
+    }
+
+    /// The block `id` (which must be live).
+    pub fn get(&self, id: BlockId) -> &Block {
+        self.slots[id as usize].as_ref().expect("live block")
+    }
+
+    /// The block `id` (which must be live).
+    pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
+        self.slots[id as usize].as_mut().expect("live block")
+    }
+
+    /// All live blocks.
+    pub fn iter(&self) -> impl Iterator<Item = (BlockId, &Block)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.as_ref().map(|b| (i as BlockId, b)))
+    }
+
+    /// Number of live blocks.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Whether no block is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

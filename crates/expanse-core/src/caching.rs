@@ -1,0 +1,136 @@
+//! The thread-safe allocator: one [`DeviceAllocator`] per device, each
+//! behind its own lock.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use expanse_device::{Device, StreamId};
+
+use crate::allocator::{bad_device, DeviceAllocator, OomObserver};
+use crate::config::Config;
+use crate::error::AllocError;
+use crate::stats::DeviceStats;
+
+/// A caching allocator over one or more devices; `Send + Sync`.
+#[derive(Debug)]
+pub struct CachingAllocator {
+    devices: Vec<Mutex<DeviceAllocator>>,
+}
+
+impl CachingAllocator {
+    /// One allocator state per device, all with `config`.
+    pub fn new(devices: Vec<Arc<dyn Device>>, config: Config) -> Self {
+        CachingAllocator {
+            devices: devices
+                .into_iter()
+                .map(|d| Mutex::new(DeviceAllocator::new(d, config.clone())))
+                .collect(),
+        }
+    }
+
+    /// Number of devices.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Lock the allocator of `device`.
+    pub fn lock(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
+        let m = self
+            .devices
+            .get(device as usize)
+            .ok_or_else(|| bad_device(device, self.devices.len()))?;
+        // A panic while holding the lock leaves the state as it was at the
+        // last completed step; keep serving rather than poisoning forever.
+        Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Allocate `size` bytes on `device` for `stream`.
+    pub fn malloc(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        self.lock(device)?.malloc(size, stream)
+    }
+
+    /// Free `ptr` (allocated on `device`).
+    pub fn free(&self, device: u32, ptr: u64) -> Result<(), AllocError> {
+        self.lock(device)?.free(ptr)
+    }
+
+    /// Free `ptr` without knowing its device: the device that owns it.
+    pub fn free_any(&self, ptr: u64) -> Result<(), AllocError> {
+        for (i, m) in self.devices.iter().enumerate() {
+            let a = m.lock().unwrap_or_else(|e| e.into_inner());
+            if a.allocation_size(ptr).is_some() {
+                drop(a);
+                return self.free(i as u32, ptr);
+            }
+        }
+        Err(AllocError::Misuse { message: format!("free of unknown pointer {ptr:#x}: not allocated by this allocator, or already freed") })
+    }
+
+    /// Which device owns the allocation at `ptr`.
+    pub fn device_of(&self, ptr: u64) -> Option<u32> {
+        self.devices
+            .iter()
+            .position(|m| {
+                m.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .allocation_size(ptr)
+                    .is_some()
+            })
+            .map(|i| i as u32)
+    }
+
+    /// `record_stream` for `ptr` on whichever device owns it.
+    pub fn record_stream(&self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
+        let d = self.device_of(ptr).ok_or_else(|| AllocError::Misuse {
+            message: format!("record_stream on unknown pointer {ptr:#x}"),
+        })?;
+        self.lock(d)?.record_stream(ptr, stream)
+    }
+
+    /// `empty_cache` on every device.
+    pub fn empty_cache(&self) -> Result<(), AllocError> {
+        for i in 0..self.devices.len() {
+            self.lock(i as u32)?.empty_cache()?;
+        }
+        Ok(())
+    }
+
+    /// A copy of `device`'s statistics.
+    pub fn stats(&self, device: u32) -> Result<DeviceStats, AllocError> {
+        Ok(self.lock(device)?.stats().clone())
+    }
+
+    /// Reset peak statistics of `device`.
+    pub fn reset_peak_stats(&self, device: u32) -> Result<(), AllocError> {
+        self.lock(device)?.reset_peak_stats();
+        Ok(())
+    }
+
+    /// Limit `device` to `fraction` of its memory.
+    pub fn set_memory_fraction(&self, device: u32, fraction: f64) -> Result<(), AllocError> {
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(AllocError::Misuse {
+                message: format!("memory fraction {fraction} is not between 0 and 1"),
+            });
+        }
+        self.lock(device)?.set_memory_fraction(fraction);
+        Ok(())
+    }
+
+    /// Let `device` access `peer`'s memory... in the allocator's terms: give
+    /// device `accessor` access to every page of device `owner`.
+    pub fn enable_peer_access(&self, accessor: u32, owner: u32) -> Result<(), AllocError> {
+        if accessor as usize >= self.devices.len() {
+            return Err(bad_device(accessor, self.devices.len()));
+        }
+        self.lock(owner)?.add_peer(accessor)
+    }
+
+    /// Add an out-of-memory observer to every device.
+    pub fn add_oom_observer(&self, observer: OomObserver) {
+        for i in 0..self.devices.len() {
+            if let Ok(mut a) = self.lock(i as u32) {
+                a.add_oom_observer(Arc::clone(&observer));
+            }
+        }
+    }
+}

@@ -1,0 +1,515 @@
+//! Allocator configuration: a plain struct, parsed from PyTorch's
+//! `key:value,key:value` syntax at the edge.
+
+use std::fmt;
+
+/// One MiB.
+pub const MIB: u64 = 1 << 20;
+
+/// Number of power-of-two size bands that `roundup_power2_divisions` can
+/// set separately: 1 MiB, 2 MiB, ... 32 GiB and above.
+pub const ROUNDUP_BANDS: usize = 16;
+
+/// Allocator configuration. `Config::default()` is expanse's default: the
+/// classic allocator's PyTorch defaults plus expandable segments with
+/// expanse's page moving.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Use expandable segments (one growing segment per stream and pool).
+    pub expandable_segments: bool,
+    /// Reproduce PyTorch's decisions exactly, turning off every expanse-only
+    /// behaviour (page moving, variable-size pages, exempting expandable
+    /// blocks from the oversize and garbage-collection rules).
+    pub pytorch_compat: bool,
+    /// Blocks at least this large are never split (`max_split_size_mb`).
+    /// `u64::MAX` (the default) means no limit.
+    pub max_split_size: u64,
+    /// A request of at least `max_split_size` may take an oversize block
+    /// only if the block is smaller than `size + max_non_split_rounding`.
+    pub max_non_split_rounding: u64,
+    /// Power-of-two rounding divisions per size band (index 0: below 2 MiB,
+    /// index k: [2^k, 2^(k+1)) MiB, last: 32 GiB and above). 0 or 1: off.
+    pub roundup_power2_divisions: [u64; ROUNDUP_BANDS],
+    /// Free cached segments, oldest first, once reserved memory is above
+    /// this fraction of the allowed memory. 0 disables. Needs a memory
+    /// fraction to take effect, as in PyTorch.
+    pub garbage_collection_threshold: f64,
+    /// Fraction of device memory this process may reserve, if set.
+    pub per_process_memory_fraction: Option<f64>,
+    /// Expandable-segment page size of the small pool (PyTorch: 2 MiB).
+    pub small_page_size: u64,
+    /// Expandable-segment page size of the large pool (PyTorch: 20 MiB).
+    pub large_page_size: u64,
+    /// expanse mode: smallest physical page created when a segment grows
+    /// (bigger pages mean fewer driver calls, smaller ones less waste).
+    pub min_grow_size: u64,
+    /// expanse mode: largest physical page created (a growth larger than
+    /// this creates several pages, so that freed memory is more often made
+    /// of wholly free pages that can be moved).
+    pub max_page_size: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            expandable_segments: true,
+            pytorch_compat: false,
+            max_split_size: u64::MAX,
+            max_non_split_rounding: 20 * MIB,
+            roundup_power2_divisions: [0; ROUNDUP_BANDS],
+            garbage_collection_threshold: 0.0,
+            per_process_memory_fraction: None,
+            small_page_size: 2 * MIB,
+            large_page_size: 20 * MIB,
+            min_grow_size: 8 * MIB,
+            max_page_size: 40 * MIB,
+        }
+    }
+}
+
+/// A configuration string that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The key is not one expanse knows.
+    UnknownKey {
+        /// The key as written.
+        key: String,
+    },
+    /// The value is not accepted for this key.
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What the key accepts.
+        expected: &'static str,
+    },
+    /// The string is not `key:value` pairs separated by commas.
+    Syntax {
+        /// What was wrong and where.
+        message: String,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::UnknownKey { key } => write!(
+                f,
+                "unknown allocator config key '{key}' (known: {})",
+                KNOWN_KEYS.join(", ")
+            ),
+            ConfigError::BadValue {
+                key,
+                value,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "bad value '{value}' for allocator config key '{key}': expected {expected}"
+                )
+            }
+            ConfigError::Syntax { message } => write!(f, "malformed allocator config: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+const KNOWN_KEYS: &[&str] = &[
+    "expandable_segments",
+    "pytorch_compat",
+    "max_split_size_mb",
+    "max_non_split_rounding_mb",
+    "roundup_power2_divisions",
+    "garbage_collection_threshold",
+    "per_process_memory_fraction",
+    "small_page_size_mb",
+    "large_page_size_mb",
+    "min_grow_size_mb",
+    "max_page_size_mb",
+    "backend",
+    "release_lock_on_cudamalloc",
+    "pinned_use_cuda_host_register",
+    "pinned_num_register_threads",
+    "pinned_use_background_threads",
+];
+
+/// Environment variables read by [`Config::from_env`], first match wins.
+pub const ENV_VARS: [&str; 3] = [
+    "EXPANSE_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
+    "PYTORCH_CUDA_ALLOC_CONF",
+];
+
+impl Config {
+    /// PyTorch's native caching allocator: classic segments, PyTorch's rules.
+    pub fn pytorch_native() -> Self {
+        Config {
+            expandable_segments: false,
+            pytorch_compat: true,
+            ..Config::default()
+        }
+    }
+
+    /// PyTorch's `expandable_segments:True`, decision for decision.
+    pub fn pytorch_expandable() -> Self {
+        Config {
+            expandable_segments: true,
+            pytorch_compat: true,
+            ..Config::default()
+        }
+    }
+
+    /// Parse a PyTorch-style string on top of the defaults.
+    pub fn parse(s: &str) -> Result<Self, ConfigError> {
+        let mut c = Config::default();
+        c.apply(s)?;
+        Ok(c)
+    }
+
+    /// The configuration from `EXPANSE_ALLOC_CONF`, else
+    /// `PYTORCH_ALLOC_CONF`, else `PYTORCH_CUDA_ALLOC_CONF`, else defaults.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        for var in ENV_VARS {
+            if let Ok(v) = std::env::var(var) {
+                return Config::parse(&v);
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Apply a PyTorch-style string to this configuration.
+    pub fn apply(&mut self, s: &str) -> Result<(), ConfigError> {
+        for (key, value) in split_pairs(s)? {
+            self.set(&key, &value)?;
+        }
+        self.validate()
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.garbage_collection_threshold > 0.0 && self.per_process_memory_fraction.is_none() {
+            // Accepted, as in PyTorch, but it has no effect without a fraction.
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |expected: &'static str| ConfigError::BadValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            expected,
+        };
+        match key {
+            "expandable_segments" => self.expandable_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?,
+            "pytorch_compat" => self.pytorch_compat = parse_bool(value).ok_or_else(|| bad("True or False"))?,
+            "max_split_size_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("an integer number of MiB greater than 20"))?;
+                if mb <= 20 {
+                    return Err(bad("an integer number of MiB greater than 20"));
+                }
+                self.max_split_size = mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?;
+            }
+            "max_non_split_rounding_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("an integer number of MiB"))?;
+                self.max_non_split_rounding = mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?;
+            }
+            "roundup_power2_divisions" => {
+                self.roundup_power2_divisions = parse_divisions(value).ok_or_else(|| {
+                    bad("a power of two, or a list like [64:8,256:4,>:1] of power-of-two MiB bounds and power-of-two (or 0) divisions")
+                })?
+            }
+            "garbage_collection_threshold" => {
+                let t: f64 = value.parse().map_err(|_| bad("a number strictly between 0 and 1"))?;
+                if !(t > 0.0 && t < 1.0) {
+                    return Err(bad("a number strictly between 0 and 1"));
+                }
+                self.garbage_collection_threshold = t;
+            }
+            "per_process_memory_fraction" => {
+                let f: f64 = value.parse().map_err(|_| bad("a number between 0 and 1"))?;
+                if !(0.0..=1.0).contains(&f) {
+                    return Err(bad("a number between 0 and 1"));
+                }
+                self.per_process_memory_fraction = Some(f);
+            }
+            "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
+                if mb == 0 || mb % 2 != 0 || mb > 1 << 20 {
+                    return Err(bad("a positive even number of MiB (a multiple of 2 MiB)"));
+                }
+                let bytes = mb * MIB;
+                match key {
+                    "small_page_size_mb" => self.small_page_size = bytes,
+                    "large_page_size_mb" => self.large_page_size = bytes,
+                    "max_page_size_mb" => self.max_page_size = bytes,
+                    _ => self.min_grow_size = bytes,
+                }
+            }
+            "backend" => {
+                if value != "native" {
+                    return Err(bad("native (expanse is itself the backend)"));
+                }
+            }
+            // Accepted for compatibility with PyTorch strings; they concern
+            // host-pinned memory and locking, not this allocator.
+            "release_lock_on_cudamalloc" | "pinned_use_cuda_host_register" | "pinned_use_background_threads" => {
+                parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
+            "pinned_num_register_threads" => {
+                let n: u64 = value.parse().map_err(|_| bad("a power of two up to 128"))?;
+                if !n.is_power_of_two() || n > 128 {
+                    return Err(bad("a power of two up to 128"));
+                }
+            }
+            _ => return Err(ConfigError::UnknownKey { key: key.to_string() }),
+        }
+        Ok(())
+    }
+
+    /// Divisions that apply to a (rounded) request of `size` bytes.
+    pub fn divisions_for(&self, size: u64) -> u64 {
+        let log = 63 - u64::from(size.max(1).leading_zeros());
+        let index = log.saturating_sub(20).min(ROUNDUP_BANDS as u64 - 1);
+        self.roundup_power2_divisions[index as usize]
+    }
+
+    /// Render back to the string syntax (keys that differ from defaults).
+    pub fn to_conf_string(&self) -> String {
+        let d = Config::default();
+        let mut parts = vec![format!(
+            "expandable_segments:{}",
+            py_bool(self.expandable_segments)
+        )];
+        if self.pytorch_compat {
+            parts.push("pytorch_compat:True".into());
+        }
+        if self.max_split_size != d.max_split_size {
+            parts.push(format!("max_split_size_mb:{}", self.max_split_size / MIB));
+        }
+        if self.max_non_split_rounding != d.max_non_split_rounding {
+            parts.push(format!(
+                "max_non_split_rounding_mb:{}",
+                self.max_non_split_rounding / MIB
+            ));
+        }
+        if self.garbage_collection_threshold > 0.0 {
+            parts.push(format!(
+                "garbage_collection_threshold:{}",
+                self.garbage_collection_threshold
+            ));
+        }
+        if let Some(f) = self.per_process_memory_fraction {
+            parts.push(format!("per_process_memory_fraction:{f}"));
+        }
+        parts.join(",")
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "True" => Some(true),
+        "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Split `a:b,c:[d:e,f:g]` into pairs, keeping bracketed lists whole.
+fn split_pairs(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    let mut items = Vec::new();
+    for ch in s.chars() {
+        match ch {
+            '[' => {
+                depth += 1;
+                cur.push(ch);
+            }
+            ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(ConfigError::Syntax {
+                        message: format!("unbalanced ']' in '{s}'"),
+                    });
+                }
+                cur.push(ch);
+            }
+            ',' if depth == 0 => items.push(std::mem::take(&mut cur)),
+            c if c.is_whitespace() => {}
+            c => cur.push(c),
+        }
+    }
+    if depth != 0 {
+        return Err(ConfigError::Syntax {
+            message: format!("unbalanced '[' in '{s}'"),
+        });
+    }
+    items.push(cur);
+    for item in items {
+        if item.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = item.split_once(':') else {
+            return Err(ConfigError::Syntax {
+                message: format!("'{item}' is not key:value"),
+            });
+        };
+        if k.is_empty() || v.is_empty() {
+            return Err(ConfigError::Syntax {
+                message: format!("'{item}' is not key:value"),
+            });
+        }
+        out.push((k.to_string(), v.to_string()));
+    }
+    Ok(out)
+}
+
+/// PyTorch's `roundup_power2_divisions` value: one power of two for every
+/// band, or `[bound:div,...,>:div]` with bounds in MiB.
+fn parse_divisions(v: &str) -> Option<[u64; ROUNDUP_BANDS]> {
+    let mut out = [0u64; ROUNDUP_BANDS];
+    if let Some(list) = v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        let mut first = true;
+        let mut last_index = 0usize;
+        for item in list.split(',') {
+            let (bound, div) = item.split_once(':')?;
+            let div: u64 = div.parse().ok()?;
+            if div != 0 && !div.is_power_of_two() {
+                return None;
+            }
+            if bound == ">" {
+                for slot in out.iter_mut().skip(last_index + 1) {
+                    *slot = div;
+                }
+            } else {
+                let bound: u64 = bound.parse().ok()?;
+                if !bound.is_power_of_two() {
+                    return None;
+                }
+                let index = (63 - bound.leading_zeros() as usize).min(ROUNDUP_BANDS - 1);
+                if first {
+                    for slot in out.iter_mut().take(index) {
+                        *slot = div;
+                    }
+                    first = false;
+                }
+                out[index] = div;
+                last_index = index;
+            }
+        }
+        Some(out)
+    } else {
+        let div: u64 = v.parse().ok()?;
+        if !div.is_power_of_two() {
+            return None;
+        }
+        Some([div; ROUNDUP_BANDS])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pytorch_strings() {
+        let c = Config::parse(
+            "expandable_segments:False,max_split_size_mb:128,garbage_collection_threshold:0.6",
+        )
+        .unwrap();
+        assert!(!c.expandable_segments);
+        assert_eq!(c.max_split_size, 128 * MIB);
+        assert_eq!(c.garbage_collection_threshold, 0.6);
+        let c =
+            Config::parse("roundup_power2_divisions:[64:8,256:4,>:1],pytorch_compat:True").unwrap();
+        assert!(c.pytorch_compat);
+        assert_eq!(c.divisions_for(MIB), 8);
+        assert_eq!(c.divisions_for(64 * MIB), 8);
+        assert_eq!(c.divisions_for(128 * MIB), 0);
+        assert_eq!(c.divisions_for(256 * MIB), 4);
+        assert_eq!(c.divisions_for(512 * MIB), 1);
+        assert_eq!(c.divisions_for(1 << 40), 1);
+        let c = Config::parse("roundup_power2_divisions:4").unwrap();
+        assert!(c.roundup_power2_divisions.iter().all(|d| *d == 4));
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::parse("expandable_segments:True,max_splitsize_mb:4").unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::UnknownKey {
+                key: "max_splitsize_mb".into()
+            }
+        );
+        assert!(e.to_string().contains("max_splitsize_mb"));
+    }
+
+    #[test]
+    fn bad_values_name_key_and_accepted_values() {
+        for (s, key) in [
+            ("expandable_segments:true", "expandable_segments"),
+            ("expandable_segments:1", "expandable_segments"),
+            ("max_split_size_mb:20", "max_split_size_mb"),
+            ("max_split_size_mb:abc", "max_split_size_mb"),
+            (
+                "garbage_collection_threshold:1.0",
+                "garbage_collection_threshold",
+            ),
+            (
+                "garbage_collection_threshold:0",
+                "garbage_collection_threshold",
+            ),
+            (
+                "per_process_memory_fraction:1.5",
+                "per_process_memory_fraction",
+            ),
+            ("roundup_power2_divisions:3", "roundup_power2_divisions"),
+            (
+                "roundup_power2_divisions:[65:4]",
+                "roundup_power2_divisions",
+            ),
+            ("large_page_size_mb:3", "large_page_size_mb"),
+        ] {
+            match Config::parse(s) {
+                Err(ConfigError::BadValue {
+                    key: k, expected, ..
+                }) => {
+                    assert_eq!(k, key, "{s}");
+                    assert!(!expected.is_empty());
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        let e = Config::parse("expandable_segments:yes")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("True or False"), "{e}");
+    }
+
+    #[test]
+    fn syntax_errors_are_errors() {
+        assert!(matches!(
+            Config::parse("expandable_segments"),
+            Err(ConfigError::Syntax { .. })
+        ));
+        assert!(matches!(
+            Config::parse("roundup_power2_divisions:[1:2"),
+            Err(ConfigError::Syntax { .. })
+        ));
+        assert!(matches!(
+            Config::parse(":True"),
+            Err(ConfigError::Syntax { .. })
+        ));
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+}
