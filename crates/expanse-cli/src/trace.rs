@@ -99,40 +99,41 @@ pub fn parse(reader: impl BufRead, file: &str) -> Result<Trace, TraceError> {
                 )
             })
         };
-        let ev =
-            match fields.as_slice() {
-                ["a", id, size, stream] => {
-                    let id = num(id, "id")?;
-                    let size = num(size, "size")?;
-                    let stream = num(stream, "stream")?;
-                    if stream > 1 << 20 {
-                        return Err(err(
-                            lineno,
-                            format!("stream index {stream} is implausibly large"),
-                        ));
-                    }
-                    if ids.insert(id, true).is_some() {
-                        return Err(err(lineno, format!("id {id} allocated twice")));
-                    }
-                    streams = streams.max(stream as usize + 1);
-                    Event::Alloc { id, size, stream }
+        let ev = match fields.as_slice() {
+            ["a", id, size, stream] => {
+                let id = num(id, "id")?;
+                let size = num(size, "size")?;
+                let stream = num(stream, "stream")?;
+                if stream > 1 << 20 {
+                    return Err(err(
+                        lineno,
+                        format!("stream index {stream} is implausibly large"),
+                    ));
                 }
-                ["f", id] => {
-                    let id = num(id, "id")?;
-                    match ids.get_mut(&id) {
-                        Some(live @ true) => *live = false,
-                        Some(false) => return Err(err(lineno, format!("id {id} freed twice"))),
-                        None => return Err(err(lineno, format!("free of unknown id {id}"))),
-                    }
-                    Event::Free { id }
+                if ids.insert(id, true).is_some() {
+                    return Err(err(lineno, format!("id {id} allocated twice")));
                 }
-                _ => return Err(err(
+                streams = streams.max(stream as usize + 1);
+                Event::Alloc { id, size, stream }
+            }
+            ["f", id] => {
+                let id = num(id, "id")?;
+                match ids.get_mut(&id) {
+                    Some(live @ true) => *live = false,
+                    Some(false) => return Err(err(lineno, format!("id {id} freed twice"))),
+                    None => return Err(err(lineno, format!("free of unknown id {id}"))),
+                }
+                Event::Free { id }
+            }
+            _ => {
+                return Err(err(
                     lineno,
                     format!(
                         "malformed line '{line}': expected 'a,<id>,<size>,<stream>' or 'f,<id>'"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         events.push(ev);
         lines.push(lineno);
     }

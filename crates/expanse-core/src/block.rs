@@ -160,9 +160,4 @@ impl Arena {
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()
     }
-
-    /// Whether no block is live.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

@@ -14,6 +14,7 @@ mod caching;
 pub mod config;
 mod error;
 pub mod expandable_segment;
+pub mod ops;
 mod pool;
 pub mod size_class;
 pub mod stats;

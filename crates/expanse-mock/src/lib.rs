@@ -90,9 +90,11 @@ impl MockDevice {
         }
     }
 
-    /// Set the device ordinal.
+    /// Set the device ordinal. Each device gets its own address range, as
+    /// with unified addressing on real GPUs.
     pub fn with_ordinal(mut self, ordinal: u32) -> Self {
         self.ordinal = ordinal;
+        self.lock().next_addr = BASE_ADDR + (u64::from(ordinal) << 44);
         self
     }
 
