@@ -45,6 +45,8 @@ fn main() -> ExitCode {
     }
 }
 
+const BACKENDS: [&str; 2] = ["host", "sim"];
+
 struct Options {
     conf: Option<String>,
     backend: String,
@@ -58,7 +60,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("bad size '{s}': expected a number with an optional unit (KiB, MiB, GiB, TiB, KB, MB, GB)"))?;
+    let n: u64 = num.parse().map_err(|_| {
+        format!("bad size '{s}': expected a number with an optional unit (KiB, MiB, GiB, TiB, KB, MB, GB)")
+    })?;
     let mul: u64 = match unit.trim() {
         "" | "B" => 1,
         "KiB" | "K" => 1 << 10,
@@ -66,41 +70,31 @@ fn parse_size(s: &str) -> Result<u64, String> {
         "GiB" | "G" => 1 << 30,
         "TiB" | "T" => 1 << 40,
         "KB" => 1000,
-        "MB" => 1000_000,
-        "GB" => 1000_000_000,
-        "TB" => 1000_000_000_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
         u => return Err(format!("bad size '{s}': unknown unit '{u}'")),
     };
-    n.checked_mul(mul)
-        .filter(|v| *v > 0)
-        .ok_or_else(|| format!("bad size '{s}': zero or too large"))
+    n.checked_mul(mul).filter(|v| *v > 0).ok_or_else(|| format!("bad size '{s}': zero or too large"))
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        conf: None,
-        backend: "host".into(),
-        device_memory: 143771 << 20,
-        json: false,
-        files: Vec::new(),
-    };
+    let mut o =
+        Options { conf: None, backend: "host".into(), device_memory: 143771 << 20, json: false, files: Vec::new() };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
             "--conf" => o.conf = Some(value("--conf")?),
             "--backend" => o.backend = value("--backend")?,
             "--device-memory" => o.device_memory = parse_size(&value("--device-memory")?)?,
             "--json" => o.json = true,
-            s if s.starts_with("--") => {
-                return Err(format!("unknown option '{s}' (see 'expanse help')"))
-            }
+            s if s.starts_with("--") => return Err(format!("unknown option '{s}' (see 'expanse help')")),
             f => o.files.push(PathBuf::from(f)),
         }
+    }
+    if !BACKENDS.contains(&o.backend.as_str()) {
+        return Err(format!("unknown backend '{}' (available: {})", o.backend, BACKENDS.join(", ")));
     }
     Ok(o)
 }
@@ -111,10 +105,7 @@ fn make_device(backend: &str, capacity: u64) -> Result<Arc<dyn Device>, String> 
         "host" => expanse_host::HostDevice::with_capacity(capacity, GRANULARITY)
             .map(|d| Arc::new(d) as Arc<dyn Device>)
             .map_err(|e| format!("host backend: {e}")),
-        "sim" => Ok(Arc::new(expanse_mock::MockDevice::new(
-            capacity,
-            GRANULARITY,
-        ))),
+        "sim" => Ok(Arc::new(expanse_mock::MockDevice::new(capacity, GRANULARITY))),
         other => Err(format!("unknown backend '{other}' (available: host, sim)")),
     }
 }
@@ -126,15 +117,9 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
     }
 }
 
-fn replay_one(
-    path: &Path,
-    trace: &trace::Trace,
-    o: &Options,
-    config: Config,
-) -> Result<replay::Report, String> {
+fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
     let device = make_device(&o.backend, o.device_memory)?;
-    replay::run(trace, device, config)
-        .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+    replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 
 fn gib(b: u64) -> String {
@@ -151,57 +136,23 @@ fn cmd_replay(args: &[String]) -> Result<(), String> {
     let trace = trace::read(path).map_err(|e| e.to_string())?;
     let r = replay_one(path, &trace, &o, config)?;
     if o.json {
-        println!(
-            "{}",
-            r.to_json(&path.display().to_string(), &o.backend, &conf_str)
-        );
+        println!("{}", r.to_json(&path.display().to_string(), &o.backend, &conf_str));
     } else {
         println!("trace            {}", path.display());
-        println!(
-            "backend          {} ({} device memory)",
-            o.backend,
-            gib(o.device_memory)
-        );
+        println!("backend          {} ({} device memory)", o.backend, gib(o.device_memory));
         println!("config           {conf_str}");
-        println!("events           {}", r.events);
-        println!(
-            "peak requested   {} ({} bytes)",
-            gib(r.peak_requested_bytes),
-            r.peak_requested_bytes
-        );
-        println!(
-            "peak allocated   {} ({} bytes)",
-            gib(r.peak_allocated_bytes),
-            r.peak_allocated_bytes
-        );
-        println!(
-            "peak reserved    {} ({} bytes)",
-            gib(r.peak_reserved_bytes),
-            r.peak_reserved_bytes
-        );
-        println!(
-            "fragmentation    {:.4} (peak reserved / peak requested)",
-            r.fragmentation()
-        );
+        println!("events           {} on {} stream(s)", r.events, trace.streams);
+        println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
+        println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
+        println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
+        println!("fragmentation    {:.4} (peak reserved / peak requested)", r.fragmentation());
         println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
         println!(
             "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
-            r.pages.created,
-            r.pages.mapped,
-            r.pages.moved,
-            r.pages.unmapped,
-            r.pages.released,
-            r.pages.access_sets
+            r.pages.created, r.pages.mapped, r.pages.moved, r.pages.unmapped, r.pages.released, r.pages.access_sets
         );
-        println!(
-            "driver estimate  {:.1} ms (H200 per-call costs)",
-            r.pages.driver_us_estimate() / 1000.0
-        );
-        println!(
-            "time             {:.3} s, {:.0} ns per event",
-            r.seconds,
-            r.ns_per_event()
-        );
+        println!("driver estimate  {:.1} ms (H200 per-call costs)", r.pages.driver_us_estimate() / 1000.0);
+        println!("time             {:.3} s, {:.0} ns per event", r.seconds, r.ns_per_event());
     }
     if let Some((line, msg)) = &r.oom {
         return Err(format!("{}:{line}: {msg}", path.display()));
@@ -228,11 +179,7 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
         let trace = trace::read(path).map_err(|e| e.to_string())?;
         let name = path
             .file_name()
-            .map(|n| {
-                n.to_string_lossy()
-                    .replace(".trace.csv.gz", "")
-                    .replace(".trace.csv", "")
-            })
+            .map(|n| n.to_string_lossy().replace(".trace.csv.gz", "").replace(".trace.csv", ""))
             .unwrap_or_default();
         let mut ests = Vec::new();
         for (label, config) in &modes {
@@ -240,10 +187,7 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
             let r = replay_one(path, &trace, &o, config.clone())?;
             ests.push(r.pages.driver_us_estimate());
             if o.json {
-                println!(
-                    "{}",
-                    r.to_json(&path.display().to_string(), &o.backend, &conf_str)
-                );
+                println!("{}", r.to_json(&path.display().to_string(), &o.backend, &conf_str));
             } else {
                 println!(
                     "| {name} | {label} | {} | {:.4} | {} | {} | {:.1} ms | {:.0} |",
@@ -256,16 +200,11 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
                 );
             }
             if let Some((line, msg)) = r.oom {
-                logs.push(format!(
-                    "{name} / {label}: ran out of memory at line {line}: {msg}"
-                ));
+                logs.push(format!("{name} / {label}: ran out of memory at line {line}: {msg}"));
             }
         }
         if ests[1] > 0.0 {
-            logs.push(format!(
-                "{name}: expanse driver estimate is {:.2}x PyTorch expandable's",
-                ests[2] / ests[1]
-            ));
+            logs.push(format!("{name}: expanse driver estimate is {:.2}x PyTorch expandable's", ests[2] / ests[1]));
         }
     }
     for l in logs {

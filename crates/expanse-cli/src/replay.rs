@@ -76,11 +76,7 @@ impl Report {
 /// Replay `trace` on `device` with `config`. An allocation that cannot be
 /// served ends the replay (reported in `Report::oom`); any other allocator
 /// error is returned with the trace line.
-pub fn run(
-    trace: &Trace,
-    device: Arc<dyn Device>,
-    config: Config,
-) -> Result<Report, (usize, AllocError)> {
+pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Report, (usize, AllocError)> {
     let mut alloc = DeviceAllocator::new(device, config);
     let mut live: HashMap<u64, (u64, u64)> = HashMap::with_capacity(4096);
     let mut requested = 0u64;

@@ -36,9 +36,11 @@ impl fmt::Display for TraceError {
 impl std::error::Error for TraceError {}
 
 /// A parsed trace; events keep their source line numbers.
+#[derive(Debug)]
 pub struct Trace {
     pub events: Vec<Event>,
     pub lines: Vec<usize>,
+    /// Number of distinct stream indices (highest + 1).
     pub streams: usize,
 }
 
@@ -46,18 +48,12 @@ pub struct Trace {
 /// once and freed at most once, after its allocation.
 pub fn read(path: &Path) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
-    let err = |line: usize, message: String| TraceError {
-        file: file.clone(),
-        line,
-        message,
-    };
+    let err = |line: usize, message: String| TraceError { file: file.clone(), line, message };
     let f = std::fs::File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
     let mut head = [0u8; 2];
     let mut reader = BufReader::new(f);
     let n = {
-        let buf = reader
-            .fill_buf()
-            .map_err(|e| err(0, format!("cannot read: {e}")))?;
+        let buf = reader.fill_buf().map_err(|e| err(0, format!("cannot read: {e}")))?;
         let n = buf.len().min(2);
         head[..n].copy_from_slice(&buf[..n]);
         n
@@ -72,11 +68,7 @@ pub fn read(path: &Path) -> Result<Trace, TraceError> {
 
 /// Parse trace text from any reader (`file` names it in errors).
 pub fn parse(reader: impl BufRead, file: &str) -> Result<Trace, TraceError> {
-    let err = |line: usize, message: String| TraceError {
-        file: file.to_string(),
-        line,
-        message,
-    };
+    let err = |line: usize, message: String| TraceError { file: file.to_string(), line, message };
     let mut events = Vec::new();
     let mut lines = Vec::new();
     // id -> live?
@@ -84,20 +76,14 @@ pub fn parse(reader: impl BufRead, file: &str) -> Result<Trace, TraceError> {
     let mut streams = 0usize;
     for (i, line) in reader.lines().enumerate() {
         let lineno = i + 1;
-        let line =
-            line.map_err(|e| err(lineno, format!("unreadable (corrupt or not a trace): {e}")))?;
+        let line = line.map_err(|e| err(lineno, format!("unreadable (corrupt or not a trace): {e}")))?;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let fields: Vec<&str> = line.split(',').collect();
         let num = |s: &str, what: &str| -> Result<u64, TraceError> {
-            s.trim().parse::<u64>().map_err(|_| {
-                err(
-                    lineno,
-                    format!("{what} '{s}' is not a non-negative integer"),
-                )
-            })
+            s.trim().parse::<u64>().map_err(|_| err(lineno, format!("{what} '{s}' is not a non-negative integer")))
         };
         let ev = match fields.as_slice() {
             ["a", id, size, stream] => {
@@ -105,10 +91,7 @@ pub fn parse(reader: impl BufRead, file: &str) -> Result<Trace, TraceError> {
                 let size = num(size, "size")?;
                 let stream = num(stream, "stream")?;
                 if stream > 1 << 20 {
-                    return Err(err(
-                        lineno,
-                        format!("stream index {stream} is implausibly large"),
-                    ));
+                    return Err(err(lineno, format!("stream index {stream} is implausibly large")));
                 }
                 if ids.insert(id, true).is_some() {
                     return Err(err(lineno, format!("id {id} allocated twice")));
@@ -128,20 +111,14 @@ pub fn parse(reader: impl BufRead, file: &str) -> Result<Trace, TraceError> {
             _ => {
                 return Err(err(
                     lineno,
-                    format!(
-                        "malformed line '{line}': expected 'a,<id>,<size>,<stream>' or 'f,<id>'"
-                    ),
+                    format!("malformed line '{line}': expected 'a,<id>,<size>,<stream>' or 'f,<id>'"),
                 ))
             }
         };
         events.push(ev);
         lines.push(lineno);
     }
-    Ok(Trace {
-        events,
-        lines,
-        streams,
-    })
+    Ok(Trace { events, lines, streams })
 }
 
 #[cfg(test)]
@@ -164,19 +141,10 @@ mod tests {
     fn errors_name_file_and_line() {
         let e = p("a,1,100,0\nf,2\n").unwrap_err();
         assert_eq!((e.line, e.file.as_str()), (2, "t.csv"));
-        assert!(
-            e.to_string().starts_with("t.csv:2: free of unknown id 2"),
-            "{e}"
-        );
-        assert!(p("a,1,100,0\nf,1\nf,1\n")
-            .unwrap_err()
-            .to_string()
-            .contains("freed twice"));
+        assert!(e.to_string().starts_with("t.csv:2: free of unknown id 2"), "{e}");
+        assert!(p("a,1,100,0\nf,1\nf,1\n").unwrap_err().to_string().contains("freed twice"));
         assert!(p("a,1,x,0\n").unwrap_err().to_string().contains("size 'x'"));
         assert!(p("b,1\n").unwrap_err().to_string().contains("malformed"));
-        assert!(p("a,1,1,0\na,1,1,0\n")
-            .unwrap_err()
-            .to_string()
-            .contains("allocated twice"));
+        assert!(p("a,1,1,0\na,1,1,0\n").unwrap_err().to_string().contains("allocated twice"));
     }
 }

@@ -25,9 +25,7 @@ fn ok<T>(r: Result<T, DeviceError>, what: &str) -> Result<T, String> {
 }
 
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| seed.wrapping_add((i % 251) as u8).wrapping_mul(31))
-        .collect()
+    (0..len).map(|i| seed.wrapping_add((i % 251) as u8).wrapping_mul(31)).collect()
 }
 
 /// Map `page` at `addr` and give this device access.
@@ -38,19 +36,13 @@ fn map_rw(d: &dyn Device, addr: u64, page: PageHandle, size: u64) -> Check {
 
 /// `reserve` returns granularity-aligned ranges and they can be released.
 pub fn reserve_is_aligned(d: &dyn Device) -> Check {
-    ensure!(
-        d.supports_virtual_memory(),
-        "backend reports no virtual memory"
-    );
+    ensure!(d.supports_virtual_memory(), "backend reports no virtual memory");
     let g = d.granularity();
-    ensure!(
-        g > 0 && g.is_power_of_two(),
-        "granularity {g} is not a power of two"
-    );
+    ensure!(g > 0 && g.is_power_of_two(), "granularity {g} is not a power of two");
     let mut bases = Vec::new();
     for n in [1u64, 3, 16] {
         let base = ok(d.reserve(n * g), "reserve")?;
-        ensure!(base % g == 0, "reservation {base:#x} not aligned to {g}");
+        ensure!(base.is_multiple_of(g), "reservation {base:#x} not aligned to {g}");
         ensure!(base != 0, "reservation at address 0");
         bases.push((base, n * g));
     }
@@ -130,17 +122,12 @@ pub fn remap_shows_other_page(d: &dyn Device) -> Check {
 pub fn unmap_covers_several_pages(d: &dyn Device) -> Check {
     let g = d.granularity();
     let base = ok(d.reserve(8 * g), "reserve")?;
-    let pages: Vec<_> = (0..3)
-        .map(|_| d.create_page(g))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("create_page: {e}"))?;
+    let pages: Vec<_> =
+        (0..3).map(|_| d.create_page(g)).collect::<Result<_, _>>().map_err(|e| format!("create_page: {e}"))?;
     for (i, p) in pages.iter().enumerate() {
         ok(d.map(base + i as u64 * g, *p), "map")?;
     }
-    ok(
-        d.set_access(base, 3 * g, &[d.ordinal()]),
-        "set_access over three pages",
-    )?;
+    ok(d.set_access(base, 3 * g, &[d.ordinal()]), "set_access over three pages")?;
     let data = pattern(3, 3 * 1024);
     // A write that crosses both page boundaries.
     let at = base + g - 1024;
@@ -162,36 +149,15 @@ pub fn misuse_is_refused(d: &dyn Device) -> Check {
     let page = ok(d.create_page(g), "create_page")?;
     let is_misuse = |r: Result<(), DeviceError>| matches!(r, Err(DeviceError::Misuse(_)));
 
-    ensure!(
-        is_misuse(d.map(base + 512, page)),
-        "unaligned map was not refused as misuse"
-    );
-    ensure!(
-        is_misuse(d.map(base + 4 * g, page)),
-        "map outside the reservation was not refused"
-    );
-    ensure!(
-        is_misuse(d.unmap(base, g)),
-        "unmap of an unmapped range was not refused"
-    );
+    ensure!(is_misuse(d.map(base + 512, page)), "unaligned map was not refused as misuse");
+    ensure!(is_misuse(d.map(base + 4 * g, page)), "map outside the reservation was not refused");
+    ensure!(is_misuse(d.unmap(base, g)), "unmap of an unmapped range was not refused");
     map_rw(d, base, page, g)?;
-    ensure!(
-        is_misuse(d.map(base + g, page)),
-        "mapping one page twice was not refused"
-    );
+    ensure!(is_misuse(d.map(base + g, page)), "mapping one page twice was not refused");
     let other = ok(d.create_page(g), "create_page")?;
-    ensure!(
-        is_misuse(d.map(base, other)),
-        "mapping over a mapped address was not refused"
-    );
-    ensure!(
-        is_misuse(d.release_page(page)),
-        "releasing a mapped page was not refused"
-    );
-    ensure!(
-        is_misuse(d.release_reservation(base, 4 * g)),
-        "releasing a reservation with mappings was not refused"
-    );
+    ensure!(is_misuse(d.map(base, other)), "mapping over a mapped address was not refused");
+    ensure!(is_misuse(d.release_page(page)), "releasing a mapped page was not refused");
+    ensure!(is_misuse(d.release_reservation(base, 4 * g)), "releasing a reservation with mappings was not refused");
     // The mapping is still intact after all the refused calls.
     let data = pattern(5, 512);
     ok(d.write(base, &data), "write after refused calls")?;
@@ -201,10 +167,7 @@ pub fn misuse_is_refused(d: &dyn Device) -> Check {
     ok(d.unmap(base, g), "unmap")?;
     ok(d.release_page(page), "release_page")?;
     ok(d.release_page(other), "release_page other")?;
-    ensure!(
-        is_misuse(d.release_page(page)),
-        "double release was not refused"
-    );
+    ensure!(is_misuse(d.release_page(page)), "double release was not refused");
     ok(d.release_reservation(base, 4 * g), "release_reservation")
 }
 
@@ -222,10 +185,7 @@ pub fn capacity_exhaustion_is_out_of_memory(d: &dyn Device) -> Check {
             Err(e) => break e,
         }
         if pages.len() > 64 {
-            break DeviceError::Driver {
-                call: "test",
-                code: 0,
-            };
+            break DeviceError::Driver { call: "test", code: 0 };
         }
     };
     let oom = result.is_out_of_memory();
@@ -234,10 +194,7 @@ pub fn capacity_exhaustion_is_out_of_memory(d: &dyn Device) -> Check {
         ok(d.release_page(p), "release_page")?;
         d.create_page(size)
     } else {
-        Err(DeviceError::Driver {
-            call: "test",
-            code: 0,
-        })
+        Err(DeviceError::Driver { call: "test", code: 0 })
     };
     if let Ok(p) = &retry {
         pages.push(*p);
@@ -245,24 +202,12 @@ pub fn capacity_exhaustion_is_out_of_memory(d: &dyn Device) -> Check {
     for p in pages {
         ok(d.release_page(p), "release_page")?;
     }
-    ensure!(
-        oom,
-        "exhausting capacity gave {result:?}, not out-of-memory"
-    );
-    ensure!(
-        created >= 1,
-        "no page of 1/8 of the device could be created"
-    );
-    ensure!(
-        retry.is_ok(),
-        "after releasing a page a new one could not be created: {retry:?}"
-    );
+    ensure!(oom, "exhausting capacity gave {result:?}, not out-of-memory");
+    ensure!(created >= 1, "no page of 1/8 of the device could be created");
+    ensure!(retry.is_ok(), "after releasing a page a new one could not be created: {retry:?}");
     // Classic malloc too.
     let big = d.malloc(total.saturating_mul(2));
-    ensure!(
-        matches!(big, Err(DeviceError::OutOfMemory { .. })),
-        "malloc of twice the device was {big:?}"
-    );
+    ensure!(matches!(big, Err(DeviceError::OutOfMemory { .. })), "malloc of twice the device was {big:?}");
     Ok(())
 }
 
@@ -277,10 +222,7 @@ pub fn failed_map_leaves_nothing_mapped(d: &dyn Device) -> Check {
     // b would overlap a's second half.
     ensure!(d.map(base, b).is_err(), "overlapping map succeeded");
     // b is not mapped anywhere: it can be released, and base is unmapped.
-    ensure!(
-        d.unmap(base, g).is_err(),
-        "failed map left something mapped at its address"
-    );
+    ensure!(d.unmap(base, g).is_err(), "failed map left something mapped at its address");
     ok(d.release_page(b), "release b after failed map")?;
     ok(d.unmap(base + g, 2 * g), "unmap a")?;
     ok(d.release_page(a), "release a")?;
@@ -299,10 +241,7 @@ pub fn malloc_free_cycle(d: &dyn Device) -> Check {
     ensure!(back == data, "malloc'd memory read-back differs");
     ensure!(d.free_memory() <= before, "free memory grew after malloc");
     ok(d.free(p), "free")?;
-    ensure!(
-        matches!(d.free(p), Err(DeviceError::Misuse(_))),
-        "double free was not refused as misuse"
-    );
+    ensure!(matches!(d.free(p), Err(DeviceError::Misuse(_))), "double free was not refused as misuse");
     Ok(())
 }
 
@@ -311,42 +250,30 @@ pub fn events_complete_after_synchronize(d: &dyn Device) -> Check {
     let s = StreamId::DEFAULT;
     let e = ok(d.record_event(s), "record_event")?;
     ok(d.synchronize_stream(s), "synchronize_stream")?;
-    ensure!(
-        ok(d.query_event(e), "query_event")?,
-        "event not complete after synchronizing its stream"
-    );
+    ensure!(ok(d.query_event(e), "query_event")?, "event not complete after synchronizing its stream");
     ok(d.release_event(e), "release_event")?;
     ok(d.synchronize(), "synchronize")
 }
 
+/// A named check.
+pub type NamedCheck = (&'static str, fn(&dyn Device) -> Check);
+
 /// Every check, by name.
-pub const CHECKS: &[(&str, fn(&dyn Device) -> Check)] = &[
+pub const CHECKS: &[NamedCheck] = &[
     ("reserve_is_aligned", reserve_is_aligned),
     ("map_write_read_cycle", map_write_read_cycle),
     ("remap_shows_other_page", remap_shows_other_page),
     ("unmap_covers_several_pages", unmap_covers_several_pages),
     ("misuse_is_refused", misuse_is_refused),
-    (
-        "capacity_exhaustion_is_out_of_memory",
-        capacity_exhaustion_is_out_of_memory,
-    ),
-    (
-        "failed_map_leaves_nothing_mapped",
-        failed_map_leaves_nothing_mapped,
-    ),
+    ("capacity_exhaustion_is_out_of_memory", capacity_exhaustion_is_out_of_memory),
+    ("failed_map_leaves_nothing_mapped", failed_map_leaves_nothing_mapped),
     ("malloc_free_cycle", malloc_free_cycle),
-    (
-        "events_complete_after_synchronize",
-        events_complete_after_synchronize,
-    ),
+    ("events_complete_after_synchronize", events_complete_after_synchronize),
 ];
 
 /// Run every check on fresh devices from `make`; returns (name, result).
 pub fn run_all(make: &dyn Fn() -> Box<dyn Device>) -> Vec<(&'static str, Check)> {
-    CHECKS
-        .iter()
-        .map(|(name, f)| (*name, f(make().as_ref())))
-        .collect()
+    CHECKS.iter().map(|(name, f)| (*name, f(make().as_ref()))).collect()
 }
 
 /// Instantiate the suite as `#[test]` functions in the calling module.

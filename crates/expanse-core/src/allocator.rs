@@ -21,7 +21,7 @@ use expanse_device::{Device, EventId, StreamId};
 use crate::block::{Arena, Block, BlockId, PoolKind, SegmentRef};
 use crate::config::Config;
 use crate::error::{format_size, AllocError};
-use crate::expandable_segment::{release_pages, ExpandableSegment, Page};
+use crate::expandable_segment::{release_pages, ExpandableSegment, Page, Placement};
 use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, MIN_BLOCK_SIZE, SMALL_SIZE};
 use crate::stats::{decrease, increase, DeviceStats, StatType};
@@ -41,6 +41,9 @@ pub struct OomInfo {
 
 /// An out-of-memory observer.
 pub type OomObserver = Arc<dyn Fn(&OomInfo) + Send + Sync>;
+
+/// A block that can give pages away: (preference, block, its whole pages).
+type Donor = ((bool, u64, StreamId, usize), BlockId, Vec<(u64, u64)>);
 
 /// A request being served.
 struct Params {
@@ -194,20 +197,12 @@ impl DeviceAllocator {
     pub fn malloc(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
         if orig_size > MAX_REQUEST {
             self.stats.num_ooms += 1;
-            return Err(AllocError::TooLarge {
-                requested: orig_size,
-            });
+            return Err(AllocError::TooLarge { requested: orig_size });
         }
         self.process_events()?;
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
-        let mut p = Params {
-            size,
-            alloc_size: allocation_size(size),
-            stream,
-            pool,
-            block: None,
-        };
+        let mut p = Params { size, alloc_size: allocation_size(size), stream, pool, block: None };
 
         let mut found = self.get_free_block(&mut p);
         if !found {
@@ -215,8 +210,7 @@ impl DeviceAllocator {
                 self.garbage_collect_cached_blocks()?;
             }
             found = self.alloc_block(&mut p, false)?
-                || (self.release_available_cached_blocks(&p)?
-                    && self.alloc_block(&mut p, false)?)
+                || (self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?)
                 || (self.release_cached_blocks()? && self.alloc_block(&mut p, true)?);
         }
         if !found {
@@ -230,17 +224,8 @@ impl DeviceAllocator {
         self.stats.num_ooms += 1;
         let total = self.device.total_memory();
         let device_free = self.device.free_memory();
-        let allowed = if self.memory_fraction.is_some() {
-            self.allowed_memory_maximum
-        } else {
-            total
-        };
-        let info = OomInfo {
-            device: self.device.ordinal(),
-            alloc_size: p.alloc_size,
-            allowed,
-            device_free,
-        };
+        let allowed = if self.memory_fraction.is_some() { self.allowed_memory_maximum } else { total };
+        let info = OomInfo { device: self.device.ordinal(), alloc_size: p.alloc_size, allowed, device_free };
         for obs in &self.oom_observers {
             obs(&info);
         }
@@ -256,11 +241,7 @@ impl DeviceAllocator {
         } else {
             " If reserved but unallocated memory is large try setting expandable_segments:True in EXPANSE_ALLOC_CONF to avoid fragmentation."
         };
-        let request = if self.config.expandable_segments {
-            p.size
-        } else {
-            p.alloc_size
-        };
+        let request = if self.config.expandable_segments { p.size } else { p.alloc_size };
         let message = format!(
             "Out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. {}Of the allocated memory {} is allocated by this allocator, and {} is reserved by this allocator but unallocated.{}",
             format_size(request),
@@ -272,11 +253,7 @@ impl DeviceAllocator {
             format_size(reserved.saturating_sub(allocated)),
             hint
         );
-        AllocError::OutOfMemory {
-            device: self.device.ordinal(),
-            requested: request,
-            message,
-        }
+        AllocError::OutOfMemory { device: self.device.ordinal(), requested: request, message }
     }
 
     /// Best fit among cached free blocks on the same stream.
@@ -304,17 +281,10 @@ impl DeviceAllocator {
             // such a block is taken only when nothing else fits.
             let reach = |id: BlockId| {
                 let b = blocks.get(id);
-                b.size
-                    + b.next
-                        .map(|n| blocks.get(n))
-                        .filter(|n| !n.mapped)
-                        .map_or(0, |n| n.size)
+                b.size + b.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
             };
             for &next in it {
-                if !blocks.get(cur.3).is_expandable()
-                    || next.0 != p.stream
-                    || reach(next.3) >= reach(cur.3)
-                {
+                if !blocks.get(cur.3).is_expandable() || next.0 != p.stream || reach(next.3) >= reach(cur.3) {
                     break;
                 }
                 cur = next;
@@ -341,9 +311,7 @@ impl DeviceAllocator {
         if is_retry {
             self.stats.num_alloc_retries += 1;
         }
-        if self.memory_fraction.is_some()
-            && self.total_allocated_memory + p.alloc_size > self.allowed_memory_maximum
-        {
+        if self.memory_fraction.is_some() && self.total_allocated_memory + p.alloc_size > self.allowed_memory_maximum {
             return Ok(false);
         }
         if self.config.expandable_segments && self.device.supports_virtual_memory() {
@@ -357,13 +325,7 @@ impl DeviceAllocator {
             Err(e) => return Err(e.into()),
         };
         self.total_allocated_memory += size;
-        let id = self.blocks.insert(Block::new(
-            addr,
-            size,
-            p.stream,
-            p.pool,
-            SegmentRef::Classic,
-        ));
+        let id = self.blocks.insert(Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic));
         let st = stat_type(p.pool);
         increase(&mut self.stats.segment, st, 1);
         increase(&mut self.stats.reserved_bytes, st, size);
@@ -469,11 +431,7 @@ impl DeviceAllocator {
         }
         while self.blocks.get(candidate).size < size {
             let remaining = size - self.blocks.get(candidate).size;
-            let next = self
-                .blocks
-                .get(candidate)
-                .next
-                .expect("free block followed by unmapped space");
+            let next = self.blocks.get(candidate).next.expect("free block followed by unmapped space");
             let want = remaining.min(self.blocks.get(next).size);
             if !self.map_block(next, want)? {
                 return Ok(None);
@@ -531,13 +489,7 @@ impl DeviceAllocator {
                 self.segments.len() - 1
             }
         };
-        let mut b = Block::new(
-            seg.base(),
-            seg.size(),
-            stream,
-            pool,
-            SegmentRef::Expandable(slot),
-        );
+        let mut b = Block::new(seg.base(), seg.size(), stream, pool, SegmentRef::Expandable(slot));
         b.mapped = false;
         self.segments[slot] = Some(seg);
         let id = self.blocks.insert(b);
@@ -549,40 +501,25 @@ impl DeviceAllocator {
     fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
-            return Err(AllocError::Misuse {
-                message: "map_block on a classic segment".into(),
-            });
+            return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
         };
         let unit = self.page_unit(b.pool);
         let need = size.div_ceil(unit) * unit;
-        let mut supply = if self.expanse_mode() {
-            self.take_free_pages(need, id)?
-        } else {
-            Vec::new()
-        };
-        let grow = match (self.expanse_mode(), b.pool) {
-            (false, _) => (0, 0),
+        let mut supply = if self.expanse_mode() { self.take_free_pages(need, id)? } else { Vec::new() };
+        let placement = match (self.expanse_mode(), b.pool) {
+            (false, _) => Placement::uniform(b.end()),
             // Small-pool growth is small: pages of the small page size.
-            (true, PoolKind::Small) => (
-                self.config.small_page_size.max(unit),
-                self.config.small_page_size.max(unit),
-            ),
-            (true, PoolKind::Large) => (
-                self.config.min_grow_size.max(unit),
-                self.config.max_page_size,
-            ),
+            (true, PoolKind::Small) => {
+                let page = self.config.small_page_size.max(unit);
+                Placement::variable(b.end(), page, page)
+            }
+            (true, PoolKind::Large) => {
+                Placement::variable(b.end(), self.config.min_grow_size.max(unit), self.config.max_page_size)
+            }
         };
         let device = Arc::clone(&self.device);
         let seg = self.segments[slot].as_mut().expect("live segment");
-        let mapped = seg.map(
-            device.as_ref(),
-            b.addr,
-            size,
-            b.end(),
-            grow,
-            &mut supply,
-            &mut self.stats.pages,
-        );
+        let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);
         // Pages taken for moving but not placed go back to the device.
         let released = release_pages(device.as_ref(), supply, &mut self.stats.pages);
         let range = mapped?;
@@ -594,13 +531,7 @@ impl DeviceAllocator {
         self.remove_from_pool(id);
         self.blocks.get_mut(id).mapped = true;
         if range.size < b.size {
-            let mut rest = Block::new(
-                b.addr + range.size,
-                b.size - range.size,
-                b.stream,
-                b.pool,
-                b.segment,
-            );
+            let mut rest = Block::new(b.addr + range.size, b.size - range.size, b.stream, b.pool, b.segment);
             rest.mapped = false;
             rest.prev = Some(id);
             rest.next = b.next;
@@ -619,11 +550,7 @@ impl DeviceAllocator {
         self.try_merge_blocks(id, next);
         self.insert_into_pool(id);
         self.total_allocated_memory += range.size;
-        increase(
-            &mut self.stats.reserved_bytes,
-            stat_type(b.pool),
-            range.size,
-        );
+        increase(&mut self.stats.reserved_bytes, stat_type(b.pool), range.size);
         self.stats.num_device_alloc += 1;
         Ok(true)
     }
@@ -639,8 +566,7 @@ impl DeviceAllocator {
         let exclude = [Some(target), t.prev, t.next];
         let g = self.device.granularity();
         // (preference, block, pages wholly inside)
-        let mut candidates: Vec<((bool, u64, StreamId, usize), BlockId, Vec<(u64, u64)>)> =
-            Vec::new();
+        let mut candidates: Vec<Donor> = Vec::new();
         for pool in &self.pools {
             for &(_, size, addr, id) in pool.free.iter() {
                 if size < g || exclude.contains(&Some(id)) {
@@ -663,16 +589,12 @@ impl DeviceAllocator {
                             SegmentRef::Expandable(i) => i,
                             SegmentRef::Classic => 0,
                         };
-                        candidates.push((
-                            (b.pool == PoolKind::Small, addr - seg.base(), b.stream, slot),
-                            id,
-                            pages,
-                        ));
+                        candidates.push(((b.pool == PoolKind::Small, addr - seg.base(), b.stream, slot), id, pages));
                     }
                 }
             }
         }
-        candidates.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let mut supply = Vec::new();
         let mut got = 0u64;
         for (_, id, pages) in candidates {
@@ -702,12 +624,7 @@ impl DeviceAllocator {
     /// Unmap the pages wholly inside `[addr, addr + size)` of free block
     /// `id`; the block is split around the unmapped part, which merges
     /// with unmapped neighbours. Returns the unmapped pages, still alive.
-    fn unmap_block_range(
-        &mut self,
-        id: BlockId,
-        addr: u64,
-        size: u64,
-    ) -> Result<Vec<Page>, AllocError> {
+    fn unmap_block_range(&mut self, id: BlockId, addr: u64, size: u64) -> Result<Vec<Page>, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
             return Ok(Vec::new());
@@ -755,11 +672,7 @@ impl DeviceAllocator {
         self.try_merge_blocks(id, next);
         self.insert_into_pool(id);
         self.total_allocated_memory -= range.size;
-        decrease(
-            &mut self.stats.reserved_bytes,
-            stat_type(b.pool),
-            range.size,
-        );
+        decrease(&mut self.stats.reserved_bytes, stat_type(b.pool), range.size);
         self.stats.num_device_free += 1;
         Ok(pages)
     }
@@ -877,9 +790,7 @@ impl DeviceAllocator {
     /// is reused only after the work queued on `stream` by then completed.
     pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
         let Some(&id) = self.active.get(&ptr) else {
-            return Err(AllocError::Misuse {
-                message: format!("record_stream on unknown pointer {ptr:#x}"),
-            });
+            return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
         };
         let b = self.blocks.get_mut(id);
         if stream != b.stream && !b.stream_uses.contains(&stream) {
@@ -916,10 +827,7 @@ impl DeviceAllocator {
     fn process_events(&mut self) -> Result<(), AllocError> {
         let streams: Vec<StreamId> = self.events.keys().copied().collect();
         for s in streams {
-            loop {
-                let Some(&(e, id)) = self.events.get(&s).and_then(|q| q.front()) else {
-                    break;
-                };
+            while let Some(&(e, id)) = self.events.get(&s).and_then(|q| q.front()) {
                 if !self.device.query_event(e)? {
                     break;
                 }
@@ -1029,11 +937,7 @@ impl DeviceAllocator {
         }
         let key_size = p.size.max(max_split);
         let pool = &self.pools[p.pool as usize];
-        let first = pool
-            .free
-            .range((p.stream, key_size, 0, 0)..)
-            .next()
-            .copied();
+        let first = pool.free.range((p.stream, key_size, 0, 0)..).next().copied();
         match first {
             Some(k) if k.0 == p.stream && !self.blocks.get(k.3).is_expandable() => {
                 self.release_block(k.3)?;
@@ -1041,12 +945,7 @@ impl DeviceAllocator {
             }
             _ => {
                 // Free several oversize blocks, largest first.
-                let below: Vec<_> = pool
-                    .free
-                    .range(..(p.stream, key_size, 0, 0))
-                    .rev()
-                    .copied()
-                    .collect();
+                let below: Vec<_> = pool.free.range(..(p.stream, key_size, 0, 0)).rev().copied().collect();
                 let mut released = 0u64;
                 for k in below {
                     if released >= key_size || k.1 < max_split || k.0 != p.stream {
@@ -1065,8 +964,7 @@ impl DeviceAllocator {
     /// Free old cached classic segments once reserved memory passes the
     /// garbage-collection threshold of the allowed memory.
     fn garbage_collect_cached_blocks(&mut self) -> Result<(), AllocError> {
-        let threshold =
-            (self.config.garbage_collection_threshold * self.allowed_memory_maximum as f64) as u64;
+        let threshold = (self.config.garbage_collection_threshold * self.allowed_memory_maximum as f64) as u64;
         if self.total_allocated_memory <= threshold {
             return Ok(());
         }
@@ -1077,13 +975,8 @@ impl DeviceAllocator {
             .free
             .iter()
             .map(|k| self.blocks.get(k.3))
-            .zip(
-                self.pools[PoolKind::Large as usize]
-                    .free
-                    .iter()
-                    .map(|k| k.3),
-            )
-            .filter(|(b, _)| !b.is_split() && !(skip_expandable_in_age && b.is_expandable()))
+            .zip(self.pools[PoolKind::Large as usize].free.iter().map(|k| k.3))
+            .filter(|(b, _)| !(b.is_split() || (skip_expandable_in_age && b.is_expandable())))
             .map(|(b, id)| (id, clock - b.gc_base, b.is_expandable()))
             .collect();
         let mut total_age: u64 = ages.iter().map(|a| a.1).sum();
@@ -1122,10 +1015,7 @@ impl DeviceAllocator {
         }
         if !self.device.can_access_peer(peer) {
             return Err(AllocError::Misuse {
-                message: format!(
-                    "device {peer} cannot access device {} (no peer path)",
-                    self.device.ordinal()
-                ),
+                message: format!("device {peer} cannot access device {} (no peer path)", self.device.ordinal()),
             });
         }
         let device = Arc::clone(&self.device);
@@ -1170,13 +1060,9 @@ impl DeviceAllocator {
                 if nb.prev != Some(id) || nb.addr != b.end() {
                     return Err(format!("block {id} at {:#x}: next link broken", b.addr));
                 }
-                let mergeable =
-                    |x: &Block| !x.allocated && x.event_count == 0 && x.stream_uses.is_empty();
+                let mergeable = |x: &Block| !x.allocated && x.event_count == 0 && x.stream_uses.is_empty();
                 if mergeable(b) && mergeable(nb) && b.mapped == nb.mapped {
-                    return Err(format!(
-                        "free neighbours {:#x} and {:#x} left unmerged",
-                        b.addr, nb.addr
-                    ));
+                    return Err(format!("free neighbours {:#x} and {:#x} left unmerged", b.addr, nb.addr));
                 }
             }
             if let Some(p) = b.prev {
@@ -1189,25 +1075,16 @@ impl DeviceAllocator {
             let in_unmapped = pool.unmapped.contains(&Pool::unmapped_key(id, b));
             let should_free = b.mapped && !b.allocated && b.event_count == 0;
             if in_free != should_free {
-                return Err(format!(
-                    "block {:#x}: in free set {in_free}, should be {should_free}",
-                    b.addr
-                ));
+                return Err(format!("block {:#x}: in free set {in_free}, should be {should_free}", b.addr));
             }
-            if in_unmapped != !b.mapped {
-                return Err(format!(
-                    "block {:#x}: in unmapped set {in_unmapped}, mapped {}",
-                    b.addr, b.mapped
-                ));
+            if in_unmapped == b.mapped {
+                return Err(format!("block {:#x}: in unmapped set {in_unmapped}, mapped {}", b.addr, b.mapped));
             }
             if !b.mapped && b.allocated {
                 return Err(format!("unmapped block {:#x} is allocated", b.addr));
             }
             if b.allocated != self.active.contains_key(&b.addr) && b.event_count == 0 {
-                return Err(format!(
-                    "block {:#x}: allocated {} but active map disagrees",
-                    b.addr, b.allocated
-                ));
+                return Err(format!("block {:#x}: allocated {} but active map disagrees", b.addr, b.allocated));
             }
             if b.allocated {
                 allocated_bytes[0] += b.size;
@@ -1217,22 +1094,14 @@ impl DeviceAllocator {
                 Some(seg) => {
                     if b.mapped {
                         if !seg.is_mapped(b.addr, b.size) {
-                            return Err(format!(
-                                "mapped block {:#x}+{} has unmapped bytes",
-                                b.addr, b.size
-                            ));
+                            return Err(format!("mapped block {:#x}+{} has unmapped bytes", b.addr, b.size));
                         }
                         mapped_exp += b.size;
                     } else if seg.any_mapped(b.addr, b.size) {
-                        return Err(format!(
-                            "unmapped block {:#x}+{} overlaps a mapped page",
-                            b.addr, b.size
-                        ));
+                        return Err(format!("unmapped block {:#x}+{} overlaps a mapped page", b.addr, b.size));
                     }
                 }
-                None if b.is_expandable() => {
-                    return Err(format!("block {:#x} in a released segment", b.addr))
-                }
+                None if b.is_expandable() => return Err(format!("block {:#x} in a released segment", b.addr)),
                 None => classic_bytes += b.size,
             }
             free_count += usize::from(in_free);
@@ -1243,16 +1112,9 @@ impl DeviceAllocator {
         if set_sizes != free_count || unmapped_sizes != unmapped_count {
             return Err(format!("pool sets hold stale entries ({set_sizes} free vs {free_count} blocks, {unmapped_sizes} unmapped vs {unmapped_count})"));
         }
-        let seg_mapped: u64 = self
-            .segments
-            .iter()
-            .flatten()
-            .map(|s| s.mapped_bytes())
-            .sum();
+        let seg_mapped: u64 = self.segments.iter().flatten().map(|s| s.mapped_bytes()).sum();
         if seg_mapped != mapped_exp {
-            return Err(format!(
-                "segments map {seg_mapped} bytes but mapped blocks cover {mapped_exp}"
-            ));
+            return Err(format!("segments map {seg_mapped} bytes but mapped blocks cover {mapped_exp}"));
         }
         if self.total_allocated_memory != classic_bytes + mapped_exp {
             return Err(format!(
@@ -1288,10 +1150,7 @@ impl DeviceAllocator {
     /// collected, not raised.
     fn teardown(&mut self) {
         if !self.active.is_empty() {
-            self.teardown_errors.push(format!(
-                "{} allocation(s) still live at shutdown",
-                self.active.len()
-            ));
+            self.teardown_errors.push(format!("{} allocation(s) still live at shutdown", self.active.len()));
         }
         if let Err(e) = self.device.synchronize() {
             self.teardown_errors.push(format!("synchronize: {e}"));
@@ -1304,21 +1163,15 @@ impl DeviceAllocator {
         let device = Arc::clone(&self.device);
         for seg in self.segments.iter_mut().flatten() {
             if let Err(e) = seg.release_all(device.as_ref(), &mut self.stats.pages) {
-                self.teardown_errors
-                    .push(format!("releasing segment {:#x}: {e}", seg.base()));
+                self.teardown_errors.push(format!("releasing segment {:#x}: {e}", seg.base()));
             }
         }
         self.segments.clear();
-        let classic: Vec<u64> = self
-            .blocks
-            .iter()
-            .filter(|(_, b)| !b.is_expandable() && b.prev.is_none())
-            .map(|(_, b)| b.addr)
-            .collect();
+        let classic: Vec<u64> =
+            self.blocks.iter().filter(|(_, b)| !b.is_expandable() && b.prev.is_none()).map(|(_, b)| b.addr).collect();
         for addr in classic {
             if let Err(e) = device.free(addr) {
-                self.teardown_errors
-                    .push(format!("freeing segment {addr:#x}: {e}"));
+                self.teardown_errors.push(format!("freeing segment {addr:#x}: {e}"));
             }
         }
         self.blocks = Arena::default();
@@ -1337,7 +1190,5 @@ impl Drop for DeviceAllocator {
 
 /// Misuse error for a device index out of range.
 pub(crate) fn bad_device(device: u32, count: usize) -> AllocError {
-    AllocError::Misuse {
-        message: format!("device index {device} out of range (allocator has {count} device(s))"),
-    }
+    AllocError::Misuse { message: format!("device index {device} out of range (allocator has {count} device(s))") }
 }

@@ -65,13 +65,7 @@ pub struct Block {
 
 impl Block {
     /// A new, free, mapped block.
-    pub fn new(
-        addr: u64,
-        size: u64,
-        stream: StreamId,
-        pool: PoolKind,
-        segment: SegmentRef,
-    ) -> Self {
+    pub fn new(addr: u64, size: u64, stream: StreamId, pool: PoolKind, segment: SegmentRef) -> Self {
         Block {
             addr,
             size,
@@ -131,9 +125,7 @@ impl Arena {
 
     /// Remove a block.
     pub fn remove(&mut self, id: BlockId) -> Block {
-        let b = self.slots[id as usize]
-            .take()
-            .expect("removing a live block");
+        let b = self.slots[id as usize].take().expect("removing a live block");
         self.free.push(id);
         b
     }
@@ -150,10 +142,7 @@ impl Arena {
 
     /// All live blocks.
     pub fn iter(&self) -> impl Iterator<Item = (BlockId, &Block)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.as_ref().map(|b| (i as BlockId, b)))
+        self.slots.iter().enumerate().filter_map(|(i, b)| b.as_ref().map(|b| (i as BlockId, b)))
     }
 
     /// Number of live blocks.

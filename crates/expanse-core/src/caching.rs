@@ -20,10 +20,7 @@ impl CachingAllocator {
     /// One allocator state per device, all with `config`.
     pub fn new(devices: Vec<Arc<dyn Device>>, config: Config) -> Self {
         CachingAllocator {
-            devices: devices
-                .into_iter()
-                .map(|d| Mutex::new(DeviceAllocator::new(d, config.clone())))
-                .collect(),
+            devices: devices.into_iter().map(|d| Mutex::new(DeviceAllocator::new(d, config.clone()))).collect(),
         }
     }
 
@@ -34,10 +31,7 @@ impl CachingAllocator {
 
     /// Lock the allocator of `device`.
     pub fn lock(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
-        let m = self
-            .devices
-            .get(device as usize)
-            .ok_or_else(|| bad_device(device, self.devices.len()))?;
+        let m = self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))?;
         // A panic while holding the lock leaves the state as it was at the
         // last completed step; keep serving rather than poisoning forever.
         Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
@@ -62,27 +56,24 @@ impl CachingAllocator {
                 return self.free(i as u32, ptr);
             }
         }
-        Err(AllocError::Misuse { message: format!("free of unknown pointer {ptr:#x}: not allocated by this allocator, or already freed") })
+        Err(AllocError::Misuse {
+            message: format!("free of unknown pointer {ptr:#x}: not allocated by this allocator, or already freed"),
+        })
     }
 
     /// Which device owns the allocation at `ptr`.
     pub fn device_of(&self, ptr: u64) -> Option<u32> {
         self.devices
             .iter()
-            .position(|m| {
-                m.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .allocation_size(ptr)
-                    .is_some()
-            })
+            .position(|m| m.lock().unwrap_or_else(|e| e.into_inner()).allocation_size(ptr).is_some())
             .map(|i| i as u32)
     }
 
     /// `record_stream` for `ptr` on whichever device owns it.
     pub fn record_stream(&self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
-        let d = self.device_of(ptr).ok_or_else(|| AllocError::Misuse {
-            message: format!("record_stream on unknown pointer {ptr:#x}"),
-        })?;
+        let d = self
+            .device_of(ptr)
+            .ok_or_else(|| AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") })?;
         self.lock(d)?.record_stream(ptr, stream)
     }
 
@@ -108,9 +99,7 @@ impl CachingAllocator {
     /// Limit `device` to `fraction` of its memory.
     pub fn set_memory_fraction(&self, device: u32, fraction: f64) -> Result<(), AllocError> {
         if !(0.0..=1.0).contains(&fraction) {
-            return Err(AllocError::Misuse {
-                message: format!("memory fraction {fraction} is not between 0 and 1"),
-            });
+            return Err(AllocError::Misuse { message: format!("memory fraction {fraction} is not between 0 and 1") });
         }
         self.lock(device)?.set_memory_fraction(fraction);
         Ok(())

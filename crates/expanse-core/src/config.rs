@@ -94,20 +94,11 @@ pub enum ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::UnknownKey { key } => write!(
-                f,
-                "unknown allocator config key '{key}' (known: {})",
-                KNOWN_KEYS.join(", ")
-            ),
-            ConfigError::BadValue {
-                key,
-                value,
-                expected,
-            } => {
-                write!(
-                    f,
-                    "bad value '{value}' for allocator config key '{key}': expected {expected}"
-                )
+            ConfigError::UnknownKey { key } => {
+                write!(f, "unknown allocator config key '{key}' (known: {})", KNOWN_KEYS.join(", "))
+            }
+            ConfigError::BadValue { key, value, expected } => {
+                write!(f, "bad value '{value}' for allocator config key '{key}': expected {expected}")
             }
             ConfigError::Syntax { message } => write!(f, "malformed allocator config: {message}"),
         }
@@ -136,29 +127,17 @@ const KNOWN_KEYS: &[&str] = &[
 ];
 
 /// Environment variables read by [`Config::from_env`], first match wins.
-pub const ENV_VARS: [&str; 3] = [
-    "EXPANSE_ALLOC_CONF",
-    "PYTORCH_ALLOC_CONF",
-    "PYTORCH_CUDA_ALLOC_CONF",
-];
+pub const ENV_VARS: [&str; 3] = ["EXPANSE_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"];
 
 impl Config {
     /// PyTorch's native caching allocator: classic segments, PyTorch's rules.
     pub fn pytorch_native() -> Self {
-        Config {
-            expandable_segments: false,
-            pytorch_compat: true,
-            ..Config::default()
-        }
+        Config { expandable_segments: false, pytorch_compat: true, ..Config::default() }
     }
 
     /// PyTorch's `expandable_segments:True`, decision for decision.
     pub fn pytorch_expandable() -> Self {
-        Config {
-            expandable_segments: true,
-            pytorch_compat: true,
-            ..Config::default()
-        }
+        Config { expandable_segments: true, pytorch_compat: true, ..Config::default() }
     }
 
     /// Parse a PyTorch-style string on top of the defaults.
@@ -195,11 +174,8 @@ impl Config {
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let bad = |expected: &'static str| ConfigError::BadValue {
-            key: key.to_string(),
-            value: value.to_string(),
-            expected,
-        };
+        let bad =
+            |expected: &'static str| ConfigError::BadValue { key: key.to_string(), value: value.to_string(), expected };
         match key {
             "expandable_segments" => self.expandable_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?,
             "pytorch_compat" => self.pytorch_compat = parse_bool(value).ok_or_else(|| bad("True or False"))?,
@@ -235,7 +211,7 @@ impl Config {
             }
             "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
-                if mb == 0 || mb % 2 != 0 || mb > 1 << 20 {
+                if mb == 0 || !mb.is_multiple_of(2) || mb > 1 << 20 {
                     return Err(bad("a positive even number of MiB (a multiple of 2 MiB)"));
                 }
                 let bytes = mb * MIB;
@@ -277,10 +253,7 @@ impl Config {
     /// Render back to the string syntax (keys that differ from defaults).
     pub fn to_conf_string(&self) -> String {
         let d = Config::default();
-        let mut parts = vec![format!(
-            "expandable_segments:{}",
-            py_bool(self.expandable_segments)
-        )];
+        let mut parts = vec![format!("expandable_segments:{}", py_bool(self.expandable_segments))];
         if self.pytorch_compat {
             parts.push("pytorch_compat:True".into());
         }
@@ -288,16 +261,10 @@ impl Config {
             parts.push(format!("max_split_size_mb:{}", self.max_split_size / MIB));
         }
         if self.max_non_split_rounding != d.max_non_split_rounding {
-            parts.push(format!(
-                "max_non_split_rounding_mb:{}",
-                self.max_non_split_rounding / MIB
-            ));
+            parts.push(format!("max_non_split_rounding_mb:{}", self.max_non_split_rounding / MIB));
         }
         if self.garbage_collection_threshold > 0.0 {
-            parts.push(format!(
-                "garbage_collection_threshold:{}",
-                self.garbage_collection_threshold
-            ));
+            parts.push(format!("garbage_collection_threshold:{}", self.garbage_collection_threshold));
         }
         if let Some(f) = self.per_process_memory_fraction {
             parts.push(format!("per_process_memory_fraction:{f}"));
@@ -337,9 +304,7 @@ fn split_pairs(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
             ']' => {
                 depth -= 1;
                 if depth < 0 {
-                    return Err(ConfigError::Syntax {
-                        message: format!("unbalanced ']' in '{s}'"),
-                    });
+                    return Err(ConfigError::Syntax { message: format!("unbalanced ']' in '{s}'") });
                 }
                 cur.push(ch);
             }
@@ -349,9 +314,7 @@ fn split_pairs(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
         }
     }
     if depth != 0 {
-        return Err(ConfigError::Syntax {
-            message: format!("unbalanced '[' in '{s}'"),
-        });
+        return Err(ConfigError::Syntax { message: format!("unbalanced '[' in '{s}'") });
     }
     items.push(cur);
     for item in items {
@@ -359,14 +322,10 @@ fn split_pairs(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
             continue;
         }
         let Some((k, v)) = item.split_once(':') else {
-            return Err(ConfigError::Syntax {
-                message: format!("'{item}' is not key:value"),
-            });
+            return Err(ConfigError::Syntax { message: format!("'{item}' is not key:value") });
         };
         if k.is_empty() || v.is_empty() {
-            return Err(ConfigError::Syntax {
-                message: format!("'{item}' is not key:value"),
-            });
+            return Err(ConfigError::Syntax { message: format!("'{item}' is not key:value") });
         }
         out.push((k.to_string(), v.to_string()));
     }
@@ -422,15 +381,12 @@ mod tests {
 
     #[test]
     fn parses_pytorch_strings() {
-        let c = Config::parse(
-            "expandable_segments:False,max_split_size_mb:128,garbage_collection_threshold:0.6",
-        )
-        .unwrap();
+        let c =
+            Config::parse("expandable_segments:False,max_split_size_mb:128,garbage_collection_threshold:0.6").unwrap();
         assert!(!c.expandable_segments);
         assert_eq!(c.max_split_size, 128 * MIB);
         assert_eq!(c.garbage_collection_threshold, 0.6);
-        let c =
-            Config::parse("roundup_power2_divisions:[64:8,256:4,>:1],pytorch_compat:True").unwrap();
+        let c = Config::parse("roundup_power2_divisions:[64:8,256:4,>:1],pytorch_compat:True").unwrap();
         assert!(c.pytorch_compat);
         assert_eq!(c.divisions_for(MIB), 8);
         assert_eq!(c.divisions_for(64 * MIB), 8);
@@ -445,12 +401,7 @@ mod tests {
     #[test]
     fn unknown_key_is_named() {
         let e = Config::parse("expandable_segments:True,max_splitsize_mb:4").unwrap_err();
-        assert_eq!(
-            e,
-            ConfigError::UnknownKey {
-                key: "max_splitsize_mb".into()
-            }
-        );
+        assert_eq!(e, ConfigError::UnknownKey { key: "max_splitsize_mb".into() });
         assert!(e.to_string().contains("max_splitsize_mb"));
     }
 
@@ -461,55 +412,30 @@ mod tests {
             ("expandable_segments:1", "expandable_segments"),
             ("max_split_size_mb:20", "max_split_size_mb"),
             ("max_split_size_mb:abc", "max_split_size_mb"),
-            (
-                "garbage_collection_threshold:1.0",
-                "garbage_collection_threshold",
-            ),
-            (
-                "garbage_collection_threshold:0",
-                "garbage_collection_threshold",
-            ),
-            (
-                "per_process_memory_fraction:1.5",
-                "per_process_memory_fraction",
-            ),
+            ("garbage_collection_threshold:1.0", "garbage_collection_threshold"),
+            ("garbage_collection_threshold:0", "garbage_collection_threshold"),
+            ("per_process_memory_fraction:1.5", "per_process_memory_fraction"),
             ("roundup_power2_divisions:3", "roundup_power2_divisions"),
-            (
-                "roundup_power2_divisions:[65:4]",
-                "roundup_power2_divisions",
-            ),
+            ("roundup_power2_divisions:[65:4]", "roundup_power2_divisions"),
             ("large_page_size_mb:3", "large_page_size_mb"),
         ] {
             match Config::parse(s) {
-                Err(ConfigError::BadValue {
-                    key: k, expected, ..
-                }) => {
+                Err(ConfigError::BadValue { key: k, expected, .. }) => {
                     assert_eq!(k, key, "{s}");
                     assert!(!expected.is_empty());
                 }
                 other => panic!("{s}: {other:?}"),
             }
         }
-        let e = Config::parse("expandable_segments:yes")
-            .unwrap_err()
-            .to_string();
+        let e = Config::parse("expandable_segments:yes").unwrap_err().to_string();
         assert!(e.contains("True or False"), "{e}");
     }
 
     #[test]
     fn syntax_errors_are_errors() {
-        assert!(matches!(
-            Config::parse("expandable_segments"),
-            Err(ConfigError::Syntax { .. })
-        ));
-        assert!(matches!(
-            Config::parse("roundup_power2_divisions:[1:2"),
-            Err(ConfigError::Syntax { .. })
-        ));
-        assert!(matches!(
-            Config::parse(":True"),
-            Err(ConfigError::Syntax { .. })
-        ));
+        assert!(matches!(Config::parse("expandable_segments"), Err(ConfigError::Syntax { .. })));
+        assert!(matches!(Config::parse("roundup_power2_divisions:[1:2"), Err(ConfigError::Syntax { .. })));
+        assert!(matches!(Config::parse(":True"), Err(ConfigError::Syntax { .. })));
         assert_eq!(Config::parse("").unwrap(), Config::default());
     }
 }

@@ -54,9 +54,7 @@ impl std::error::Error for AllocError {}
 impl From<DeviceError> for AllocError {
     fn from(e: DeviceError) -> Self {
         match e {
-            DeviceError::Misuse(m) => AllocError::Misuse {
-                message: format!("internal device misuse: {m}"),
-            },
+            DeviceError::Misuse(m) => AllocError::Misuse { message: format!("internal device misuse: {m}") },
             other => AllocError::Device(other),
         }
     }

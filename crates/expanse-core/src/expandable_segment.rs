@@ -58,6 +58,30 @@ impl SegmentRange {
     }
 }
 
+/// Where and how [`ExpandableSegment::map`] may place pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// End of the unmapped run being mapped: no page may reach past it.
+    pub limit: u64,
+    /// Smallest page to create; 0 selects uniform pages of the segment's unit.
+    pub min_page: u64,
+    /// Largest page to create (variable pages only).
+    pub max_page: u64,
+}
+
+impl Placement {
+    /// PyTorch's discipline: pages of exactly the segment's unit.
+    pub fn uniform(limit: u64) -> Self {
+        Placement { limit, min_page: 0, max_page: 0 }
+    }
+
+    /// expanse's discipline: pages of `min_page..=max_page` bytes, sized to
+    /// the growth.
+    pub fn variable(limit: u64, min_page: u64, max_page: u64) -> Self {
+        Placement { limit, min_page, max_page }
+    }
+}
+
 /// One expandable segment.
 #[derive(Debug)]
 pub struct ExpandableSegment {
@@ -76,14 +100,9 @@ impl ExpandableSegment {
     /// Reserve a segment for `stream` on `device` whose ranges are aligned
     /// to `unit` bytes (a multiple of the device granularity), with access
     /// for `peers` on every page it will map.
-    pub fn new(
-        device: &dyn Device,
-        stream: StreamId,
-        unit: u64,
-        peers: &[u32],
-    ) -> Result<Self, DeviceError> {
+    pub fn new(device: &dyn Device, stream: StreamId, unit: u64, peers: &[u32]) -> Result<Self, DeviceError> {
         let g = device.granularity();
-        if unit == 0 || unit % g != 0 {
+        if unit == 0 || !unit.is_multiple_of(g) {
             return Err(DeviceError::misuse(
                 "ExpandableSegment::new",
                 unit,
@@ -92,28 +111,15 @@ impl ExpandableSegment {
         }
         let total = device.total_memory();
         // ceil(9/8 * total / unit) pages, computed without overflow.
-        let want = total / VA_DENOMINATOR * VA_NUMERATOR
-            + (total % VA_DENOMINATOR) * VA_NUMERATOR / VA_DENOMINATOR;
+        let want = total / VA_DENOMINATOR * VA_NUMERATOR + (total % VA_DENOMINATOR) * VA_NUMERATOR / VA_DENOMINATOR;
         let max_pages = want.div_ceil(unit).max(1);
-        let size = max_pages.checked_mul(unit).ok_or_else(|| {
-            DeviceError::misuse(
-                "ExpandableSegment::new",
-                total,
-                "address space size overflows",
-            )
-        })?;
+        let size = max_pages
+            .checked_mul(unit)
+            .ok_or_else(|| DeviceError::misuse("ExpandableSegment::new", total, "address space size overflows"))?;
         let base = device.reserve(size)?;
         let mut devices = vec![device.ordinal()];
         devices.extend(peers.iter().copied().filter(|p| *p != device.ordinal()));
-        Ok(ExpandableSegment {
-            base,
-            size,
-            unit,
-            stream,
-            devices,
-            pages: BTreeMap::new(),
-            mapped_bytes: 0,
-        })
+        Ok(ExpandableSegment { base, size, unit, stream, devices, pages: BTreeMap::new(), mapped_bytes: 0 })
     }
 
     /// First address of the reservation.
@@ -160,19 +166,11 @@ impl ExpandableSegment {
     /// below the base or past the end (never a wrap-around).
     fn offset(&self, call: &'static str, addr: u64) -> Result<u64, DeviceError> {
         if addr < self.base {
-            return Err(DeviceError::misuse(
-                call,
-                addr,
-                "address below the segment's base",
-            ));
+            return Err(DeviceError::misuse(call, addr, "address below the segment's base"));
         }
         let off = addr - self.base;
         if off > self.size {
-            return Err(DeviceError::misuse(
-                call,
-                addr,
-                "address past the segment's end",
-            ));
+            return Err(DeviceError::misuse(call, addr, "address past the segment's end"));
         }
         Ok(off)
     }
@@ -208,10 +206,7 @@ impl ExpandableSegment {
             return false;
         };
         let end = off + size;
-        self.pages
-            .range(..=off)
-            .next_back()
-            .is_some_and(|(&o, p)| off < o + p.size)
+        self.pages.range(..=off).next_back().is_some_and(|(&o, p)| off < o + p.size)
             || self.pages.range(off..end).next().is_some()
     }
 
@@ -221,21 +216,17 @@ impl ExpandableSegment {
             return Vec::new();
         };
         let end = off + size;
-        self.pages
-            .range(off..end)
-            .filter(|(&o, p)| o + p.size <= end)
-            .map(|(&o, p)| (self.base + o, p.size))
-            .collect()
+        self.pages.range(off..end).filter(|(&o, p)| o + p.size <= end).map(|(&o, p)| (self.base + o, p.size)).collect()
     }
 
     /// Map `[addr, addr + size)`, rounded outward to the unit. `addr` must
     /// be unit-aligned and nothing in the rounded range may be mapped.
     ///
     /// Pages are taken first from `supply` (moved pages), each placed only
-    /// where it fits below `limit` (the end of the unmapped run); what is
-    /// still missing gets new pages of `max(missing, grow.0)` bytes capped at
-    /// `grow.1` (variable discipline, `grow.0 > 0`) or of one unit each
-    /// (uniform, `grow.0 == 0`).
+    /// where it fits below `placement.limit` (the end of the unmapped run);
+    /// what is still missing gets new pages of `max(missing, min_page)`
+    /// bytes capped at `max_page` (variable discipline) or of one unit each
+    /// (uniform).
     /// Supply pages not used stay in `supply`.
     ///
     /// Returns the mapped range, which starts at `addr`. On out-of-memory
@@ -247,18 +238,13 @@ impl ExpandableSegment {
         device: &dyn Device,
         addr: u64,
         size: u64,
-        limit: u64,
-        grow: (u64, u64),
+        placement: Placement,
         supply: &mut Vec<Page>,
         ops: &mut PageOps,
     ) -> Result<SegmentRange, DeviceError> {
         let off = self.offset("map", addr)?;
-        if off % self.unit != 0 {
-            return Err(DeviceError::misuse(
-                "map",
-                addr,
-                "range start not aligned to the segment's page size",
-            ));
+        if !off.is_multiple_of(self.unit) {
+            return Err(DeviceError::misuse("map", addr, "range start not aligned to the segment's page size"));
         }
         let end_off = self
             .offset("map", addr.saturating_add(size))
@@ -268,15 +254,9 @@ impl ExpandableSegment {
         if size == 0 {
             return Ok(SegmentRange { addr, size: 0 });
         }
-        let limit_off = self
-            .offset("map", limit.min(self.base + self.size))?
-            .max(end_off);
+        let limit_off = self.offset("map", placement.limit.min(self.base + self.size))?.max(end_off);
         if end_off > self.size || self.any_mapped(addr, end_off - off) {
-            return Err(DeviceError::misuse(
-                "map",
-                addr,
-                "range already mapped or past the segment's end",
-            ));
+            return Err(DeviceError::misuse("map", addr, "range already mapped or past the segment's end"));
         }
         let g = device.granularity();
         let mut placed: Vec<(u64, Page, bool)> = Vec::new();
@@ -290,16 +270,11 @@ impl ExpandableSegment {
                 at += page.size;
                 continue;
             }
-            let (min_grow, max_page) = grow;
-            let want = if min_grow == 0 {
+            let Placement { min_page, max_page, .. } = placement;
+            let want = if min_page == 0 {
                 self.unit
             } else {
-                (end_off - at)
-                    .max(min_grow)
-                    .min(max_page.max(min_grow))
-                    .div_ceil(g)
-                    .saturating_mul(g)
-                    .min(room)
+                (end_off - at).max(min_page).min(max_page.max(min_page)).div_ceil(g).saturating_mul(g).min(room)
             };
             match device.create_page(want) {
                 Ok(handle) => {
@@ -340,10 +315,7 @@ impl ExpandableSegment {
                     self.mapped_bytes += page.size;
                     self.pages.insert(o, page);
                 }
-                Ok(SegmentRange {
-                    addr,
-                    size: at - off,
-                })
+                Ok(SegmentRange { addr, size: at - off })
             }
             Err(e) => {
                 // Undo: unmap what was mapped, release what was created,
@@ -392,23 +364,13 @@ impl ExpandableSegment {
         self.offset("unmap", addr.saturating_add(size))?;
         let inside = self.pages_within(addr, size);
         let Some(&(first, _)) = inside.first() else {
-            return Ok((
-                SegmentRange {
-                    addr: off + self.base,
-                    size: 0,
-                },
-                Vec::new(),
-            ));
+            return Ok((SegmentRange { addr: off + self.base, size: 0 }, Vec::new()));
         };
         // The pages wholly inside must be one contiguous run.
         let mut end = first;
         for &(a, s) in &inside {
             if a != end {
-                return Err(DeviceError::misuse(
-                    "unmap",
-                    a,
-                    "range has an unmapped hole",
-                ));
+                return Err(DeviceError::misuse("unmap", a, "range has an unmapped hole"));
             }
             end = a + s;
         }
@@ -418,30 +380,16 @@ impl ExpandableSegment {
         ops.unmapped += inside.len() as u64;
         let mut pages = Vec::with_capacity(inside.len());
         for (a, _) in inside {
-            let page = self
-                .pages
-                .remove(&(a - self.base))
-                .expect("page listed above");
+            let page = self.pages.remove(&(a - self.base)).expect("page listed above");
             self.mapped_bytes -= page.size;
             pages.push(page);
         }
-        Ok((
-            SegmentRange {
-                addr: first,
-                size: end - first,
-            },
-            pages,
-        ))
+        Ok((SegmentRange { addr: first, size: end - first }, pages))
     }
 
     /// Give `peer` access to every mapped page, and to every page mapped
     /// from now on.
-    pub fn add_peer(
-        &mut self,
-        device: &dyn Device,
-        peer: u32,
-        ops: &mut PageOps,
-    ) -> Result<(), DeviceError> {
+    pub fn add_peer(&mut self, device: &dyn Device, peer: u32, ops: &mut PageOps) -> Result<(), DeviceError> {
         if self.devices.contains(&peer) {
             return Ok(());
         }
@@ -455,11 +403,7 @@ impl ExpandableSegment {
 
     /// Unmap and release every page, then free the reservation. On error
     /// the segment keeps what it could not release, and it can be retried.
-    pub fn release_all(
-        &mut self,
-        device: &dyn Device,
-        ops: &mut PageOps,
-    ) -> Result<(), DeviceError> {
+    pub fn release_all(&mut self, device: &dyn Device, ops: &mut PageOps) -> Result<(), DeviceError> {
         if !self.pages.is_empty() {
             device.synchronize_stream(self.stream)?;
             ops.stream_syncs += 1;
@@ -481,11 +425,7 @@ impl ExpandableSegment {
 }
 
 /// Release pages that were unmapped and not reused.
-pub fn release_pages(
-    device: &dyn Device,
-    pages: Vec<Page>,
-    ops: &mut PageOps,
-) -> Result<(), DeviceError> {
+pub fn release_pages(device: &dyn Device, pages: Vec<Page>, ops: &mut PageOps) -> Result<(), DeviceError> {
     let mut first_error = None;
     for p in pages {
         match device.release_page(p.handle) {

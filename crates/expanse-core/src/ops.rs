@@ -59,18 +59,10 @@ pub fn decode(bytes: &[u8], max_size: u64) -> Vec<Op> {
                     2 => (1 << 20) + raw * 128,
                     _ => (10 << 20) + raw * 4096,
                 };
-                Op::Alloc {
-                    size: size.min(max_size.max(1)),
-                    stream: b(3) / 64 % 2,
-                }
+                Op::Alloc { size: size.min(max_size.max(1)), stream: b(3) / 64 % 2 }
             }
-            7..=12 => Op::Free {
-                index: ((b(1) << 8) | b(2)) as usize,
-            },
-            13 => Op::RecordStream {
-                index: b(1) as usize,
-                stream: 1 + b(2) % 2,
-            },
+            7..=12 => Op::Free { index: ((b(1) << 8) | b(2)) as usize },
+            13 => Op::RecordStream { index: b(1) as usize, stream: 1 + b(2) % 2 },
             14 => Op::EmptyCache,
             _ => Op::ResetPeaks,
         };
@@ -119,25 +111,17 @@ impl Runner {
     fn fill(&self, a: &DeviceAllocator, ptr: u64, size: u64, byte: u8) -> Result<(), String> {
         let n = size.min(PROBE) as usize;
         let data = vec![byte; n];
-        a.device()
-            .write(ptr, &data)
-            .map_err(|e| format!("write at {ptr:#x}: {e}"))?;
-        a.device()
-            .write(ptr + size - n as u64, &data)
-            .map_err(|e| format!("write at end of {ptr:#x}: {e}"))
+        a.device().write(ptr, &data).map_err(|e| format!("write at {ptr:#x}: {e}"))?;
+        a.device().write(ptr + size - n as u64, &data).map_err(|e| format!("write at end of {ptr:#x}: {e}"))
     }
 
     fn verify(&self, a: &DeviceAllocator, ptr: u64, size: u64, byte: u8) -> Result<(), String> {
         let n = size.min(PROBE) as usize;
         let mut buf = vec![0u8; n];
         for at in [ptr, ptr + size - n as u64] {
-            a.device()
-                .read(at, &mut buf)
-                .map_err(|e| format!("read at {at:#x}: {e}"))?;
+            a.device().read(at, &mut buf).map_err(|e| format!("read at {at:#x}: {e}"))?;
             if buf.iter().any(|x| *x != byte) {
-                return Err(format!(
-                    "contents of allocation {ptr:#x} (+{size}) were overwritten"
-                ));
+                return Err(format!("contents of allocation {ptr:#x} (+{size}) were overwritten"));
             }
         }
         Ok(())
@@ -148,19 +132,13 @@ impl Runner {
         match op {
             Op::Alloc { size, stream } => match a.malloc(size, StreamId(stream)) {
                 Ok(ptr) => {
-                    let block = a
-                        .allocation_size(ptr)
-                        .ok_or("malloc returned an untracked pointer")?;
+                    let block = a.allocation_size(ptr).ok_or("malloc returned an untracked pointer")?;
                     if block < size || ptr % 512 != 0 {
-                        return Err(format!(
-                            "allocation {ptr:#x}: block {block} for {size} bytes or misaligned"
-                        ));
+                        return Err(format!("allocation {ptr:#x}: block {block} for {size} bytes or misaligned"));
                     }
                     if let Some((&p, &(s, _))) = self.live.range(..ptr + size).next_back() {
                         if p + s > ptr {
-                            return Err(format!(
-                                "allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"
-                            ));
+                            return Err(format!("allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"));
                         }
                     }
                     self.counter = self.counter.wrapping_add(1).max(1);
@@ -189,8 +167,7 @@ impl Runner {
             Op::RecordStream { index, stream } => {
                 if !self.order.is_empty() {
                     let ptr = self.order[index % self.order.len()];
-                    a.record_stream(ptr, StreamId(stream))
-                        .map_err(|e| format!("record_stream: {e}"))?;
+                    a.record_stream(ptr, StreamId(stream)).map_err(|e| format!("record_stream: {e}"))?;
                 }
             }
             Op::EmptyCache => a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?,
@@ -201,18 +178,11 @@ impl Runner {
         }
         let s = a.stats();
         if s.allocation[0].current != self.live.len() as i64 {
-            return Err(format!(
-                "allocation stat {} but {} live",
-                s.allocation[0].current,
-                self.live.len()
-            ));
+            return Err(format!("allocation stat {} but {} live", s.allocation[0].current, self.live.len()));
         }
         let requested: u64 = self.live.values().map(|v| v.0).sum();
         if s.requested_bytes[0].current != requested as i64 {
-            return Err(format!(
-                "requested_bytes stat {} but shadow {requested}",
-                s.requested_bytes[0].current
-            ));
+            return Err(format!("requested_bytes stat {} but shadow {requested}", s.requested_bytes[0].current));
         }
         if s.reserved_bytes[0].peak < s.reserved_bytes[0].current
             || s.allocated_bytes[0].current as u64 > a.reserved_bytes()

@@ -217,10 +217,9 @@ impl DeviceStats {
                 out.push((format!("{name}.{ty}.freed"), s.freed));
             }
         }
-        for (name, s) in [
-            ("oversize_allocations", self.oversize_allocations),
-            ("oversize_segments", self.oversize_segments),
-        ] {
+        for (name, s) in
+            [("oversize_allocations", self.oversize_allocations), ("oversize_segments", self.oversize_segments)]
+        {
             out.push((format!("{name}.current"), s.current));
             out.push((format!("{name}.peak"), s.peak));
             out.push((format!("{name}.allocated"), s.allocated));
@@ -229,30 +228,19 @@ impl DeviceStats {
         let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
         out.push(("num_alloc_retries".into(), clamp(self.num_alloc_retries)));
         out.push(("num_ooms".into(), clamp(self.num_ooms)));
-        out.push((
-            "num_sync_all_streams".into(),
-            clamp(self.num_sync_all_streams),
-        ));
+        out.push(("num_sync_all_streams".into(), clamp(self.num_sync_all_streams)));
         out.push(("num_device_alloc".into(), clamp(self.num_device_alloc)));
         out.push(("num_device_free".into(), clamp(self.num_device_free)));
         out.push((
             "max_split_size".into(),
-            if self.max_split_size == u64::MAX {
-                -1
-            } else {
-                clamp(self.max_split_size)
-            },
+            if self.max_split_size == u64::MAX { -1 } else { clamp(self.max_split_size) },
         ));
         out
     }
 
     /// The stats as one flat JSON object (no dependencies needed).
     pub fn to_json(&self) -> String {
-        let body: Vec<String> = self
-            .to_pairs()
-            .into_iter()
-            .map(|(k, v)| format!("\"{k}\":{v}"))
-            .collect();
+        let body: Vec<String> = self.to_pairs().into_iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
         format!("{{{}}}", body.join(","))
     }
 }

@@ -51,11 +51,7 @@ fn allocator(mode: Mode, device: &Arc<MockDevice>, extra: &str) -> DeviceAllocat
 
 fn check(a: &DeviceAllocator, d: &MockDevice) {
     a.check_invariants().unwrap();
-    assert!(
-        d.violations().is_empty(),
-        "device contract violated: {:?}",
-        d.violations()
-    );
+    assert!(d.violations().is_empty(), "device contract violated: {:?}", d.violations());
 }
 
 macro_rules! all_modes {
@@ -113,11 +109,7 @@ fn one_mib_requests_use_the_small_pool(mode: Mode) {
     let d = mock(1 << 30);
     let mut a = allocator(mode, &d, "");
     let p = a.malloc(MIB, S0).unwrap();
-    assert_eq!(
-        a.stats().allocated_bytes[1].current,
-        MIB as i64,
-        "1 MiB is a small-pool request"
-    );
+    assert_eq!(a.stats().allocated_bytes[1].current, MIB as i64, "1 MiB is a small-pool request");
     // A second 1 MiB on the same stream fits the rest of the 2 MiB page.
     let q = a.malloc(MIB, S0).unwrap();
     assert_eq!(a.stats().reserved_bytes[0].current, 2 * MIB as i64);
@@ -143,10 +135,7 @@ fn power2_rounding_divisions(mode: Mode) {
     let p = a.malloc(nbytes, S0).unwrap();
     assert_eq!(a.stats().allocated_bytes[0].current, 96 * MIB as i64);
     assert_eq!(a.stats().requested_bytes[0].current, nbytes as i64);
-    assert_eq!(
-        expanse_core::size_class::roundup_power2_next_division(1200, 4),
-        1280
-    );
+    assert_eq!(expanse_core::size_class::roundup_power2_next_division(1200, 4), 1280);
     // Per-band list: 64 MiB band with 8 divisions.
     let mut b = allocator(mode, &d, "roundup_power2_divisions:[64:8,256:4,>:1]");
     let q = b.malloc(65 * MIB, S0).unwrap();
@@ -161,14 +150,10 @@ fn memory_fraction_limits_reservation(mode: Mode) {
     let d = mock(cap);
     let mut a = allocator(mode, &d, "");
     a.set_memory_fraction(0.5);
-    let p = a
-        .malloc(cap * 49 / 100, S0)
-        .expect("0.49 of capacity fits a 0.5 fraction");
+    let p = a.malloc(cap * 49 / 100, S0).expect("0.49 of capacity fits a 0.5 fraction");
     a.free(p).unwrap();
     a.empty_cache().unwrap();
-    let e = a
-        .malloc(cap * 51 / 100, S0)
-        .expect_err("0.51 of capacity exceeds a 0.5 fraction");
+    let e = a.malloc(cap * 51 / 100, S0).expect_err("0.51 of capacity exceeds a 0.5 fraction");
     assert!(matches!(e, AllocError::OutOfMemory { .. }), "{e:?}");
     assert!(e.to_string().contains("allowed"), "{e}");
     assert_eq!(a.stats().num_ooms, 1);
@@ -183,9 +168,7 @@ fn oom_retry_after_freeing_cache(mode: Mode) {
     let second = a.malloc(400 * MIB, S0).unwrap();
     a.free(first).unwrap();
     // 500 MiB do not fit what is free on the device (300 MiB) ...
-    let third = a
-        .malloc(500 * MIB, S0)
-        .expect("served after using the cached 300 MiB");
+    let third = a.malloc(500 * MIB, S0).expect("served after using the cached 300 MiB");
     match mode {
         // ... so the classic allocator and PyTorch's expandable segments
         // free the cache and retry once.
@@ -222,17 +205,10 @@ fn oom_message_and_recovery(mode: Mode) {
     let e = a.malloc(100 * MIB, S0).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("Tried to allocate 100.00 MiB"), "{msg}");
-    assert!(
-        msg.contains("GPU 0 has a total capacity of 256.00 MiB"),
-        "{msg}"
-    );
+    assert!(msg.contains("GPU 0 has a total capacity of 256.00 MiB"), "{msg}");
     assert!(msg.contains("200.00 MiB is allocated"), "{msg}");
     // The hint is only given where it would help.
-    assert_eq!(
-        msg.contains("expandable_segments:True"),
-        !mode.expandable(),
-        "{msg}"
-    );
+    assert_eq!(msg.contains("expandable_segments:True"), !mode.expandable(), "{msg}");
     assert_eq!(a.stats().num_ooms, 1);
     assert_eq!(a.stats().num_alloc_retries, 1);
     assert_eq!(seen.load(Ordering::SeqCst), 1);
@@ -293,17 +269,11 @@ fn unknown_and_double_free_are_errors(mode: Mode) {
     let p = a.malloc(3000, S0).unwrap();
     let q = a.malloc(3000, S0).unwrap();
     assert!(matches!(a.free(12345), Err(AllocError::Misuse { .. })));
-    assert!(
-        matches!(a.free(p + 512), Err(AllocError::Misuse { .. })),
-        "interior pointer"
-    );
+    assert!(matches!(a.free(p + 512), Err(AllocError::Misuse { .. })), "interior pointer");
     a.free(p).unwrap();
     let e = a.free(p).unwrap_err();
     assert!(e.to_string().contains("already freed"), "{e}");
-    assert!(matches!(
-        a.record_stream(p, S1),
-        Err(AllocError::Misuse { .. })
-    ));
+    assert!(matches!(a.record_stream(p, S1), Err(AllocError::Misuse { .. })));
     // Nothing was lost: q is still allocated and intact.
     assert_eq!(a.allocation_size(q), Some(3072));
     assert_eq!(a.stats().allocation[0].current, 1);
@@ -314,18 +284,13 @@ fn unknown_and_double_free_are_errors(mode: Mode) {
 fn empty_cache_returns_everything(mode: Mode) {
     let d = mock(1 << 30);
     let mut a = allocator(mode, &d, "");
-    let ptrs: Vec<u64> = [100, 5000, MIB, 3 * MIB, 15 * MIB, 40 * MIB]
-        .iter()
-        .map(|s| a.malloc(*s, S0).unwrap())
-        .collect();
+    let ptrs: Vec<u64> =
+        [100, 5000, MIB, 3 * MIB, 15 * MIB, 40 * MIB].iter().map(|s| a.malloc(*s, S0).unwrap()).collect();
     assert!(d.used() > 0);
     for p in &ptrs {
         a.free(*p).unwrap();
     }
-    assert!(
-        a.stats().reserved_bytes[0].current > 0,
-        "memory is cached after free"
-    );
+    assert!(a.stats().reserved_bytes[0].current > 0, "memory is cached after free");
     a.empty_cache().unwrap();
     assert_eq!(a.stats().reserved_bytes[0].current, 0);
     assert_eq!(d.used(), 0, "device memory returned");
@@ -355,11 +320,7 @@ fn large_allocations_split_and_merge(mode: Mode) {
         // Three freed blocks plus the 2 MiB remainder of the segment.
         assert_eq!(a.stats().inactive_split[0].current, 4);
     } else {
-        assert_eq!(
-            a.stats().inactive_split[0].current,
-            0,
-            "expandable blocks are not inactive_split"
-        );
+        assert_eq!(a.stats().inactive_split[0].current, 0, "expandable blocks are not inactive_split");
     }
     for p in ps.iter().skip(1).step_by(2) {
         a.free(*p).unwrap();
@@ -417,10 +378,7 @@ fn max_split_size_rules(mode: Mode) {
         }
         // expanse exempts expandable blocks: the free block is reused.
         Mode::Expanse => {
-            assert_eq!(
-                small, big,
-                "expandable blocks are exempt from the oversize rule"
-            );
+            assert_eq!(small, big, "expandable blocks are exempt from the oversize rule");
             assert_eq!(a.stats().reserved_bytes[0].current, reserved);
         }
     }
@@ -448,11 +406,7 @@ fn garbage_collection_frees_old_segments(mode: Mode) {
         // Above 50% reserved: the cached classic segments (all of the same
         // age) were freed before a new one was made.
         assert_eq!(before, 600 * MIB as i64);
-        assert_eq!(
-            after,
-            300 * MIB as i64,
-            "GC freed nothing: {before} -> {after}"
-        );
+        assert_eq!(after, 300 * MIB as i64, "GC freed nothing: {before} -> {after}");
         assert!(a.stats().num_device_free > 0);
     } else {
         // GC never touches expandable pages (PyTorch skips them too); the
@@ -472,10 +426,7 @@ fn reset_peak_stats_works(mode: Mode) {
     assert_eq!(a.stats().allocated_bytes[0].peak, 50 * MIB as i64);
     a.reset_peak_stats();
     assert_eq!(a.stats().allocated_bytes[0].peak, (MIB / 2) as i64);
-    assert_eq!(
-        a.stats().reserved_bytes[0].peak,
-        a.stats().reserved_bytes[0].current
-    );
+    assert_eq!(a.stats().reserved_bytes[0].peak, a.stats().reserved_bytes[0].current);
     a.free(q).unwrap();
     check(&a, &d);
 }
@@ -492,23 +443,10 @@ fn injected_device_failures_leave_state_intact(mode: Mode) {
         [Call::Malloc; 4]
     };
     for call in calls {
-        d.fail_nth(
-            call,
-            1,
-            DeviceError::Driver {
-                call: call.name(),
-                code: 999,
-            },
-        );
+        d.fail_nth(call, 1, DeviceError::Driver { call: call.name(), code: 999 });
         // A size that needs new device memory.
         let r = a.malloc(300 * MIB, S1);
-        assert!(
-            matches!(
-                r,
-                Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))
-            ),
-            "{call:?}: {r:?}"
-        );
+        assert!(matches!(r, Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))), "{call:?}: {r:?}");
         d.clear_failure(call);
         a.check_invariants().unwrap();
         assert_eq!(a.allocation_size(keep), Some(5 * MIB));
@@ -516,16 +454,9 @@ fn injected_device_failures_leave_state_intact(mode: Mode) {
     }
     // Out-of-memory from the device is retried, then reported.
     d.fail_nth(
-        if mode.expandable() {
-            Call::CreatePage
-        } else {
-            Call::Malloc
-        },
+        if mode.expandable() { Call::CreatePage } else { Call::Malloc },
         1,
-        DeviceError::OutOfMemory {
-            call: "x",
-            requested: 1,
-        },
+        DeviceError::OutOfMemory { call: "x", requested: 1 },
     );
     let p = a.malloc(300 * MIB, S1).expect("served after the retry");
     assert_eq!(a.stats().num_alloc_retries, 1);
@@ -562,18 +493,12 @@ fn random_ops_with_contents_on_host(mode: Mode) {
                     6..=7 => (v >> 16) % (2 * MIB) + 1,
                     _ => (v >> 16) % (64 * MIB) + 1,
                 };
-                Op::Alloc {
-                    size,
-                    stream: (v >> 40) % 2,
-                }
+                Op::Alloc { size, stream: (v >> 40) % 2 }
             }
-            47..=97 => Op::Free {
-                index: (v >> 8) as usize,
-            },
+            47..=97 => Op::Free { index: (v >> 8) as usize },
             _ => Op::EmptyCache,
         };
-        r.step(&mut a, op)
-            .unwrap_or_else(|e| panic!("after {op:?}: {e}"));
+        r.step(&mut a, op).unwrap_or_else(|e| panic!("after {op:?}: {e}"));
     }
     assert!(r.ooms == 0, "a 2 GiB device ran out of memory");
     r.finish(&mut a).unwrap();
@@ -584,10 +509,8 @@ fn allocator_is_send_and_sync_across_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<expanse_core::CachingAllocator>();
     let d = mock(4 << 30);
-    let alloc = Arc::new(expanse_core::CachingAllocator::new(
-        vec![Arc::clone(&d) as Arc<dyn Device>],
-        Config::default(),
-    ));
+    let alloc =
+        Arc::new(expanse_core::CachingAllocator::new(vec![Arc::clone(&d) as Arc<dyn Device>], Config::default()));
     let threads: Vec<_> = (0..4u64)
         .map(|t| {
             let alloc = Arc::clone(&alloc);
@@ -605,10 +528,7 @@ fn allocator_is_send_and_sync_across_threads() {
             })
         })
         .collect();
-    let mut all: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    let mut all: Vec<u64> = threads.into_iter().flat_map(|h| h.join().unwrap()).collect();
     let n = all.len();
     all.sort_unstable();
     all.dedup();
@@ -623,21 +543,10 @@ fn allocator_is_send_and_sync_across_threads() {
 
 #[test]
 fn one_state_per_device_and_peer_access() {
-    let d0 = Arc::new(
-        MockDevice::new(1 << 30, 2 * MIB)
-            .with_ordinal(0)
-            .with_peers(&[1]),
-    );
-    let d1 = Arc::new(
-        MockDevice::new(1 << 30, 2 * MIB)
-            .with_ordinal(1)
-            .with_peers(&[0]),
-    );
+    let d0 = Arc::new(MockDevice::new(1 << 30, 2 * MIB).with_ordinal(0).with_peers(&[1]));
+    let d1 = Arc::new(MockDevice::new(1 << 30, 2 * MIB).with_ordinal(1).with_peers(&[0]));
     let alloc = expanse_core::CachingAllocator::new(
-        vec![
-            Arc::clone(&d0) as Arc<dyn Device>,
-            Arc::clone(&d1) as Arc<dyn Device>,
-        ],
+        vec![Arc::clone(&d0) as Arc<dyn Device>, Arc::clone(&d1) as Arc<dyn Device>],
         Config::default(),
     );
     let before = alloc.malloc(0, 30 * MIB, S0).unwrap();
@@ -652,10 +561,7 @@ fn one_state_per_device_and_peer_access() {
     assert_eq!(d0.access_at(after), Some(vec![0, 1]));
     assert_eq!(d0.access_at(after + 299 * MIB), Some(vec![0, 1]));
     assert!(alloc.enable_peer_access(5, 0).is_err(), "unknown device");
-    assert!(matches!(
-        alloc.malloc(9, 1, S0),
-        Err(AllocError::Misuse { .. })
-    ));
+    assert!(matches!(alloc.malloc(9, 1, S0), Err(AllocError::Misuse { .. })));
     for p in [before, after, other] {
         alloc.free_any(p).unwrap();
     }
@@ -673,10 +579,7 @@ fn config_comes_from_environment_in_priority_order() {
     assert!(!Config::from_env().unwrap().expandable_segments);
     std::env::set_var("PYTORCH_ALLOC_CONF", "max_split_size_mb:64");
     let c = Config::from_env().unwrap();
-    assert!(
-        c.expandable_segments && c.max_split_size == 64 * MIB,
-        "PYTORCH_ALLOC_CONF wins over the CUDA one"
-    );
+    assert!(c.expandable_segments && c.max_split_size == 64 * MIB, "PYTORCH_ALLOC_CONF wins over the CUDA one");
     std::env::set_var("EXPANSE_ALLOC_CONF", "bogus_key:1");
     let e = Config::from_env().unwrap_err();
     assert!(e.to_string().contains("bogus_key"), "{e}");

@@ -73,10 +73,7 @@ pub struct HostDevice {
 fn os_error(call: &'static str, e: std::io::Error) -> DeviceError {
     match e.raw_os_error() {
         Some(libc::ENOMEM) => DeviceError::OutOfMemory { call, requested: 0 },
-        code => DeviceError::Driver {
-            call,
-            code: i64::from(code.unwrap_or(-1)),
-        },
+        code => DeviceError::Driver { call, code: i64::from(code.unwrap_or(-1)) },
     }
 }
 
@@ -89,7 +86,7 @@ impl HostDevice {
     /// A host device of `capacity` bytes with pages of `granularity` bytes
     /// (a multiple of the system page size).
     pub fn with_capacity(capacity: u64, granularity: u64) -> Result<Self> {
-        if granularity == 0 || granularity % 4096 != 0 {
+        if granularity == 0 || !granularity.is_multiple_of(4096) {
             return Err(DeviceError::misuse(
                 "HostDevice::new",
                 granularity,
@@ -99,23 +96,13 @@ impl HostDevice {
         let capacity = capacity / granularity * granularity;
         // Twice the capacity of offset space, so that pages of mixed sizes
         // never fail for offset fragmentation before capacity runs out.
-        let space = capacity.checked_mul(2).ok_or_else(|| {
-            DeviceError::misuse("HostDevice::new", capacity, "capacity too large")
-        })?;
+        let space = capacity
+            .checked_mul(2)
+            .ok_or_else(|| DeviceError::misuse("HostDevice::new", capacity, "capacity too large"))?;
         let memfd = sys::memfd(space.max(granularity)).map_err(|e| os_error("memfd_create", e))?;
-        let mut state = State {
-            next_id: 1,
-            next_event: 1,
-            ..State::default()
-        };
+        let mut state = State { next_id: 1, next_event: 1, ..State::default() };
         state.free_offsets.insert(0, space.max(granularity));
-        Ok(HostDevice {
-            ordinal: 0,
-            capacity,
-            granularity,
-            memfd,
-            state: Mutex::new(state),
-        })
+        Ok(HostDevice { ordinal: 0, capacity, granularity, memfd, state: Mutex::new(state) })
     }
 
     /// Set the device ordinal reported by [`Device::ordinal`].
@@ -129,7 +116,7 @@ impl HostDevice {
     }
 
     fn aligned(&self, x: u64) -> bool {
-        x % self.granularity == 0
+        x.is_multiple_of(self.granularity)
     }
 
     fn take_offset(s: &mut State, size: u64) -> Option<u64> {
@@ -158,9 +145,7 @@ impl HostDevice {
 
     /// Check that `[addr, addr + len)` is readable memory of this device.
     fn check_accessible(&self, s: &State, call: &'static str, addr: u64, len: u64) -> Result<()> {
-        let end = addr
-            .checked_add(len)
-            .ok_or_else(|| DeviceError::misuse(call, addr, "range overflows"))?;
+        let end = addr.checked_add(len).ok_or_else(|| DeviceError::misuse(call, addr, "range overflows"))?;
         let mut at = addr;
         while at < end {
             if let Some((&b, m)) = s.mappings.range(..=at).next_back() {
@@ -186,15 +171,9 @@ impl HostDevice {
     /// Whole mapped pages exactly covering `[addr, addr + size)`, by base.
     fn whole_pages(&self, s: &State, call: &'static str, addr: u64, size: u64) -> Result<Vec<u64>> {
         if size == 0 || !self.aligned(addr) || !self.aligned(size) {
-            return Err(DeviceError::misuse(
-                call,
-                addr,
-                "range not aligned to the granularity",
-            ));
+            return Err(DeviceError::misuse(call, addr, "range not aligned to the granularity"));
         }
-        let end = addr
-            .checked_add(size)
-            .ok_or_else(|| DeviceError::misuse(call, addr, "range overflows"))?;
+        let end = addr.checked_add(size).ok_or_else(|| DeviceError::misuse(call, addr, "range overflows"))?;
         let mut at = addr;
         let mut bases = Vec::new();
         while at < end {
@@ -267,23 +246,12 @@ impl Device for HostDevice {
 
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
         if size == 0 || !self.aligned(size) {
-            return Err(DeviceError::misuse(
-                "reserve",
-                size,
-                "size not a non-zero multiple of the granularity",
-            ));
+            return Err(DeviceError::misuse("reserve", size, "size not a non-zero multiple of the granularity"));
         }
-        let total = size
-            .checked_add(self.granularity)
-            .ok_or(DeviceError::OutOfMemory {
-                call: "reserve",
-                requested: size,
-            })?;
+        let total =
+            size.checked_add(self.granularity).ok_or(DeviceError::OutOfMemory { call: "reserve", requested: size })?;
         let raw = sys::reserve(total).map_err(|e| match os_error("reserve", e) {
-            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory {
-                call,
-                requested: size,
-            },
+            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested: size },
             other => other,
         })?;
         // Trim to a granularity-aligned range.
@@ -307,18 +275,10 @@ impl Device for HostDevice {
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         if s.reservations.get(&base) != Some(&size) {
-            return Err(DeviceError::misuse(
-                "release_reservation",
-                base,
-                "not a reservation of that size",
-            ));
+            return Err(DeviceError::misuse("release_reservation", base, "not a reservation of that size"));
         }
         if s.mappings.range(base..base + size).next().is_some() {
-            return Err(DeviceError::misuse(
-                "release_reservation",
-                base,
-                "reservation still has mappings",
-            ));
+            return Err(DeviceError::misuse("release_reservation", base, "reservation still has mappings"));
         }
         // SAFETY: the range is a reservation we own with nothing mapped in it.
         unsafe { sys::munmap(base, size) }.map_err(|e| os_error("release_reservation", e))?;
@@ -328,58 +288,31 @@ impl Device for HostDevice {
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
         if size == 0 || !self.aligned(size) {
-            return Err(DeviceError::misuse(
-                "create_page",
-                size,
-                "size not a non-zero multiple of the granularity",
-            ));
+            return Err(DeviceError::misuse("create_page", size, "size not a non-zero multiple of the granularity"));
         }
         let mut s = self.lock();
         if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory {
-                call: "create_page",
-                requested: size,
-            });
+            return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
         }
-        let offset = Self::take_offset(&mut s, size).ok_or(DeviceError::OutOfMemory {
-            call: "create_page",
-            requested: size,
-        })?;
+        let offset =
+            Self::take_offset(&mut s, size).ok_or(DeviceError::OutOfMemory { call: "create_page", requested: size })?;
         s.used += size;
         let id = s.next_id;
         s.next_id += 1;
-        s.pages.insert(
-            id,
-            Page {
-                offset,
-                size,
-                mapped_at: None,
-            },
-        );
+        s.pages.insert(id, Page { offset, size, mapped_at: None });
         Ok(PageHandle(id))
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
         let (offset, size) = match s.pages.get(&page.0) {
-            None => {
-                return Err(DeviceError::misuse(
-                    "release_page",
-                    page.0,
-                    "unknown page handle",
-                ))
-            }
+            None => return Err(DeviceError::misuse("release_page", page.0, "unknown page handle")),
             Some(p) if p.mapped_at.is_some() => {
-                return Err(DeviceError::misuse(
-                    "release_page",
-                    page.0,
-                    "page still mapped",
-                ))
+                return Err(DeviceError::misuse("release_page", page.0, "page still mapped"))
             }
             Some(p) => (p.offset, p.size),
         };
-        sys::punch_hole(self.memfd.as_raw_fd(), offset, size)
-            .map_err(|e| os_error("release_page", e))?;
+        sys::punch_hole(self.memfd.as_raw_fd(), offset, size).map_err(|e| os_error("release_page", e))?;
         s.pages.remove(&page.0);
         s.used -= size;
         Self::give_offset(&mut s, offset, size);
@@ -390,17 +323,11 @@ impl Device for HostDevice {
         let mut s = self.lock();
         let (offset, size) = match s.pages.get(&page.0) {
             None => return Err(DeviceError::misuse("map", page.0, "unknown page handle")),
-            Some(p) if p.mapped_at.is_some() => {
-                return Err(DeviceError::misuse("map", page.0, "page already mapped"))
-            }
+            Some(p) if p.mapped_at.is_some() => return Err(DeviceError::misuse("map", page.0, "page already mapped")),
             Some(p) => (p.offset, p.size),
         };
         if !self.aligned(addr) {
-            return Err(DeviceError::misuse(
-                "map",
-                addr,
-                "address not aligned to the granularity",
-            ));
+            return Err(DeviceError::misuse("map", addr, "address not aligned to the granularity"));
         }
         let inside = s
             .reservations
@@ -408,34 +335,18 @@ impl Device for HostDevice {
             .next_back()
             .is_some_and(|(&b, &sz)| addr.checked_add(size).is_some_and(|end| end <= b + sz));
         if !inside {
-            return Err(DeviceError::misuse(
-                "map",
-                addr,
-                "range not inside one reservation",
-            ));
+            return Err(DeviceError::misuse("map", addr, "range not inside one reservation"));
         }
-        let overlaps = s
-            .mappings
-            .range(..=addr)
-            .next_back()
-            .is_some_and(|(&b, m)| addr < b + m.size)
+        let overlaps = s.mappings.range(..=addr).next_back().is_some_and(|(&b, m)| addr < b + m.size)
             || s.mappings.range(addr..addr + size).next().is_some();
         if overlaps {
             return Err(DeviceError::misuse("map", addr, "address already mapped"));
         }
         // SAFETY: [addr, addr+size) lies inside a reservation we own and is
         // not mapped, so nothing (Rust or user) holds memory there.
-        unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset) }
-            .map_err(|e| os_error("map", e))?;
+        unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset) }.map_err(|e| os_error("map", e))?;
         s.pages.get_mut(&page.0).expect("checked above").mapped_at = Some(addr);
-        s.mappings.insert(
-            addr,
-            Mapping {
-                handle: page.0,
-                size,
-                accessible: false,
-            },
-        );
+        s.mappings.insert(addr, Mapping { handle: page.0, size, accessible: false });
         Ok(())
     }
 
@@ -447,10 +358,7 @@ impl Device for HostDevice {
         unsafe { sys::map_fixed_none(addr, size) }.map_err(|e| os_error("unmap", e))?;
         for b in bases {
             let m = s.mappings.remove(&b).expect("checked above");
-            s.pages
-                .get_mut(&m.handle)
-                .expect("mapped page exists")
-                .mapped_at = None;
+            s.pages.get_mut(&m.handle).expect("mapped page exists").mapped_at = None;
         }
         Ok(())
     }
@@ -458,11 +366,7 @@ impl Device for HostDevice {
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
         let mut s = self.lock();
         if let Some(d) = devices.iter().find(|d| **d != self.ordinal) {
-            return Err(DeviceError::misuse(
-                "set_access",
-                u64::from(*d),
-                "the host backend has no peer devices",
-            ));
+            return Err(DeviceError::misuse("set_access", u64::from(*d), "the host backend has no peer devices"));
         }
         let bases = self.whole_pages(&s, "set_access", addr, size)?;
         if devices.contains(&self.ordinal) {
@@ -481,16 +385,10 @@ impl Device for HostDevice {
         }
         let mut s = self.lock();
         if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory {
-                call: "malloc",
-                requested: size,
-            });
+            return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
         }
         let p = sys::anonymous(size).map_err(|e| match os_error("malloc", e) {
-            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory {
-                call,
-                requested: size,
-            },
+            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested: size },
             other => other,
         })?;
         s.used += size;
@@ -500,10 +398,7 @@ impl Device for HostDevice {
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         let mut s = self.lock();
-        let size = *s
-            .mallocs
-            .get(&ptr)
-            .ok_or_else(|| DeviceError::misuse("free", ptr, "not a malloc'd pointer"))?;
+        let size = *s.mallocs.get(&ptr).ok_or_else(|| DeviceError::misuse("free", ptr, "not a malloc'd pointer"))?;
         // SAFETY: the range was returned by our malloc and is being freed.
         unsafe { sys::munmap(ptr, size) }.map_err(|e| os_error("free", e))?;
         s.mallocs.remove(&ptr);

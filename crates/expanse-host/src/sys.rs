@@ -114,13 +114,7 @@ pub unsafe fn map_fixed_none(addr: u64, size: u64) -> io::Result<()> {
 pub unsafe fn protect_rw(addr: u64, size: u64) -> io::Result<()> {
     // SAFETY: changing protection on our own mapping has no effect on Rust
     // memory; the caller guarantees the range is ours.
-    check(unsafe {
-        libc::mprotect(
-            addr as *mut libc::c_void,
-            size as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-        )
-    })
+    check(unsafe { libc::mprotect(addr as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) })
 }
 
 /// Create an anonymous memory file of `size` bytes (sparse: no RAM until

@@ -1,7 +1,5 @@
 //! The backend conformance suite on real host virtual memory.
-expanse_conformance::conformance_tests!(
-    expanse_host::HostDevice::with_capacity(64 << 20, 2 << 20).unwrap()
-);
+expanse_conformance::conformance_tests!(expanse_host::HostDevice::with_capacity(64 << 20, 2 << 20).unwrap());
 
 #[test]
 fn untouched_mappings_cost_no_resident_memory() {
@@ -15,18 +13,13 @@ fn untouched_mappings_cost_no_resident_memory() {
     let before = rss();
     let size = 8u64 << 30;
     let base = d.reserve(size).unwrap();
-    let pages: Vec<_> = (0..size / (512 << 20))
-        .map(|_| d.create_page(512 << 20).unwrap())
-        .collect();
+    let pages: Vec<_> = (0..size / (512 << 20)).map(|_| d.create_page(512 << 20).unwrap()).collect();
     for (i, p) in pages.iter().enumerate() {
         d.map(base + i as u64 * (512 << 20), *p).unwrap();
     }
     d.set_access(base, size, &[0]).unwrap();
     let after = rss();
-    assert!(
-        after < before + (64 << 20),
-        "rss grew from {before} to {after}"
-    );
+    assert!(after < before + (64 << 20), "rss grew from {before} to {after}");
     d.unmap(base, size).unwrap();
     for p in pages {
         d.release_page(p).unwrap();

@@ -81,11 +81,7 @@ impl MockDevice {
             granularity,
             virtual_memory: true,
             peers: Vec::new(),
-            state: Mutex::new(State {
-                next_addr: BASE_ADDR,
-                next_id: 1,
-                ..State::default()
-            }),
+            state: Mutex::new(State { next_addr: BASE_ADDR, next_id: 1, ..State::default() }),
             check_leaks_at_drop: true,
         }
     }
@@ -229,7 +225,7 @@ impl MockDevice {
     }
 
     fn aligned(&self, x: u64) -> bool {
-        x % self.granularity == 0
+        x.is_multiple_of(self.granularity)
     }
 
     fn in_reservation(s: &State, addr: u64, size: u64) -> bool {
@@ -301,10 +297,7 @@ impl Drop for MockDevice {
         }
         let leaks = self.leaks();
         // The mock is a test tool: a leak is a failed assertion.
-        assert!(
-            leaks.is_empty(),
-            "mock device dropped with leaks: {leaks:?}"
-        );
+        assert!(leaks.is_empty(), "mock device dropped with leaks: {leaks:?}");
     }
 }
 
@@ -337,23 +330,13 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Reserve)?;
         if !self.virtual_memory {
-            return Err(DeviceError::Unsupported {
-                what: "virtual memory".into(),
-            });
+            return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
         if size == 0 || !self.aligned(size) {
-            return Err(Self::violation(
-                &mut s,
-                "reserve",
-                size,
-                "size not a non-zero multiple of the granularity",
-            ));
+            return Err(Self::violation(&mut s, "reserve", size, "size not a non-zero multiple of the granularity"));
         }
         if size > 1 << 52 {
-            return Err(DeviceError::OutOfMemory {
-                call: "reserve",
-                requested: size,
-            });
+            return Err(DeviceError::OutOfMemory { call: "reserve", requested: size });
         }
         let addr = self.bump(&mut s, size);
         s.reservations.insert(addr, size);
@@ -364,20 +347,10 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleaseReservation)?;
         if s.reservations.get(&base) != Some(&size) {
-            return Err(Self::violation(
-                &mut s,
-                "release_reservation",
-                base,
-                "not a reservation of that size",
-            ));
+            return Err(Self::violation(&mut s, "release_reservation", base, "not a reservation of that size"));
         }
         if s.mappings.range(base..base + size).next().is_some() {
-            return Err(Self::violation(
-                &mut s,
-                "release_reservation",
-                base,
-                "reservation still has mappings",
-            ));
+            return Err(Self::violation(&mut s, "release_reservation", base, "reservation still has mappings"));
         }
         s.reservations.remove(&base);
         Ok(())
@@ -387,9 +360,7 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::CreatePage)?;
         if !self.virtual_memory {
-            return Err(DeviceError::Unsupported {
-                what: "virtual memory".into(),
-            });
+            return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
         if size == 0 || !self.aligned(size) {
             return Err(Self::violation(
@@ -400,22 +371,12 @@ impl Device for MockDevice {
             ));
         }
         if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory {
-                call: "create_page",
-                requested: size,
-            });
+            return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
         }
         s.used += size;
         let id = s.next_id;
         s.next_id += 1;
-        s.pages.insert(
-            id,
-            Page {
-                size,
-                mapped_at: None,
-                data: None,
-            },
-        );
+        s.pages.insert(id, Page { size, mapped_at: None, data: None });
         Ok(PageHandle(id))
     }
 
@@ -423,18 +384,10 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleasePage)?;
         match s.pages.get(&page.0) {
-            None => Err(Self::violation(
-                &mut s,
-                "release_page",
-                page.0,
-                "unknown page handle",
-            )),
-            Some(p) if p.mapped_at.is_some() => Err(Self::violation(
-                &mut s,
-                "release_page",
-                page.0,
-                "page still mapped",
-            )),
+            None => Err(Self::violation(&mut s, "release_page", page.0, "unknown page handle")),
+            Some(p) if p.mapped_at.is_some() => {
+                Err(Self::violation(&mut s, "release_page", page.0, "page still mapped"))
+            }
             Some(p) => {
                 let size = p.size;
                 s.pages.remove(&page.0);
@@ -448,63 +401,25 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Map)?;
         let size = match s.pages.get(&page.0) {
-            None => {
-                return Err(Self::violation(
-                    &mut s,
-                    "map",
-                    page.0,
-                    "unknown page handle",
-                ))
-            }
+            None => return Err(Self::violation(&mut s, "map", page.0, "unknown page handle")),
             Some(p) if p.mapped_at.is_some() => {
-                return Err(Self::violation(
-                    &mut s,
-                    "map",
-                    page.0,
-                    "page already mapped",
-                ))
+                return Err(Self::violation(&mut s, "map", page.0, "page already mapped"))
             }
             Some(p) => p.size,
         };
         if !self.aligned(addr) {
-            return Err(Self::violation(
-                &mut s,
-                "map",
-                addr,
-                "address not aligned to the granularity",
-            ));
+            return Err(Self::violation(&mut s, "map", addr, "address not aligned to the granularity"));
         }
         if !Self::in_reservation(&s, addr, size) {
-            return Err(Self::violation(
-                &mut s,
-                "map",
-                addr,
-                "range not inside one reservation",
-            ));
+            return Err(Self::violation(&mut s, "map", addr, "range not inside one reservation"));
         }
-        let overlaps_prev = s
-            .mappings
-            .range(..=addr)
-            .next_back()
-            .is_some_and(|(&b, m)| addr < b + m.size);
+        let overlaps_prev = s.mappings.range(..=addr).next_back().is_some_and(|(&b, m)| addr < b + m.size);
         let overlaps_next = s.mappings.range(addr..addr + size).next().is_some();
         if overlaps_prev || overlaps_next {
-            return Err(Self::violation(
-                &mut s,
-                "map",
-                addr,
-                "address already mapped",
-            ));
+            return Err(Self::violation(&mut s, "map", addr, "address already mapped"));
         }
         s.pages.get_mut(&page.0).expect("checked").mapped_at = Some(addr);
-        s.mappings.insert(
-            addr,
-            Mapping {
-                handle: page.0,
-                size,
-                access: Vec::new(),
-            },
-        );
+        s.mappings.insert(addr, Mapping { handle: page.0, size, access: Vec::new() });
         Ok(())
     }
 
@@ -512,12 +427,7 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Unmap)?;
         if !self.aligned(addr) || !self.aligned(size) || size == 0 {
-            return Err(Self::violation(
-                &mut s,
-                "unmap",
-                addr,
-                "range not aligned to the granularity",
-            ));
+            return Err(Self::violation(&mut s, "unmap", addr, "range not aligned to the granularity"));
         }
         // The range must be exactly a union of whole, contiguous mappings.
         let mut at = addr;
@@ -529,23 +439,13 @@ impl Device for MockDevice {
                     bases.push(at);
                     at += m.size;
                 }
-                Some(_) => {
-                    return Err(Self::violation(
-                        &mut s,
-                        "unmap",
-                        at,
-                        "range cuts a mapped page",
-                    ))
-                }
+                Some(_) => return Err(Self::violation(&mut s, "unmap", at, "range cuts a mapped page")),
                 None => return Err(Self::violation(&mut s, "unmap", at, "address not mapped")),
             }
         }
         for b in bases {
             let m = s.mappings.remove(&b).expect("checked");
-            s.pages
-                .get_mut(&m.handle)
-                .expect("mapped page exists")
-                .mapped_at = None;
+            s.pages.get_mut(&m.handle).expect("mapped page exists").mapped_at = None;
         }
         Ok(())
     }
@@ -554,23 +454,10 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::SetAccess)?;
         if !self.aligned(addr) || !self.aligned(size) || size == 0 {
-            return Err(Self::violation(
-                &mut s,
-                "set_access",
-                addr,
-                "range not aligned to the granularity",
-            ));
+            return Err(Self::violation(&mut s, "set_access", addr, "range not aligned to the granularity"));
         }
-        if let Some(d) = devices
-            .iter()
-            .find(|d| **d != self.ordinal && !self.peers.contains(d))
-        {
-            return Err(Self::violation(
-                &mut s,
-                "set_access",
-                u64::from(*d),
-                "device is not a peer",
-            ));
+        if let Some(d) = devices.iter().find(|d| **d != self.ordinal && !self.peers.contains(d)) {
+            return Err(Self::violation(&mut s, "set_access", u64::from(*d), "device is not a peer"));
         }
         let mut at = addr;
         let end = addr + size;
@@ -581,14 +468,7 @@ impl Device for MockDevice {
                     bases.push(at);
                     at += m.size;
                 }
-                _ => {
-                    return Err(Self::violation(
-                        &mut s,
-                        "set_access",
-                        at,
-                        "range is not whole mapped pages",
-                    ))
-                }
+                _ => return Err(Self::violation(&mut s, "set_access", at, "range is not whole mapped pages")),
             }
         }
         for b in bases {
@@ -609,10 +489,7 @@ impl Device for MockDevice {
             return Err(Self::violation(&mut s, "malloc", 0, "zero-sized malloc"));
         }
         if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory {
-                call: "malloc",
-                requested: size,
-            });
+            return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
         }
         s.used += size;
         let addr = self.bump(&mut s, size);
@@ -628,12 +505,7 @@ impl Device for MockDevice {
                 s.used -= size;
                 Ok(())
             }
-            None => Err(Self::violation(
-                &mut s,
-                "free",
-                ptr,
-                "not a malloc'd pointer",
-            )),
+            None => Err(Self::violation(&mut s, "free", ptr, "not a malloc'd pointer")),
         }
     }
 
@@ -652,12 +524,7 @@ impl Device for MockDevice {
         self.enter(&mut s, Call::QueryEvent)?;
         match s.events.get(&event.0) {
             Some(e) => Ok(e.done),
-            None => Err(Self::violation(
-                &mut s,
-                "query_event",
-                event.0,
-                "unknown event",
-            )),
+            None => Err(Self::violation(&mut s, "query_event", event.0, "unknown event")),
         }
     }
 
@@ -666,12 +533,7 @@ impl Device for MockDevice {
         self.enter(&mut s, Call::ReleaseEvent)?;
         match s.events.remove(&event.0) {
             Some(_) => Ok(()),
-            None => Err(Self::violation(
-                &mut s,
-                "release_event",
-                event.0,
-                "unknown event",
-            )),
+            None => Err(Self::violation(&mut s, "release_event", event.0, "unknown event")),
         }
     }
 

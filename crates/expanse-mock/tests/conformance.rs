@@ -12,22 +12,9 @@ fn mock_records_no_violation_for_a_correct_caller() {
 fn mock_fails_the_nth_call_on_demand() {
     use expanse_device::{Call, Device, DeviceError};
     let d = expanse_mock::MockDevice::new(64 << 20, 2 << 20);
-    d.fail_nth(
-        Call::CreatePage,
-        2,
-        DeviceError::Driver {
-            call: "create_page",
-            code: 7,
-        },
-    );
+    d.fail_nth(Call::CreatePage, 2, DeviceError::Driver { call: "create_page", code: 7 });
     let a = d.create_page(2 << 20).unwrap();
-    assert_eq!(
-        d.create_page(2 << 20),
-        Err(DeviceError::Driver {
-            call: "create_page",
-            code: 7
-        })
-    );
+    assert_eq!(d.create_page(2 << 20), Err(DeviceError::Driver { call: "create_page", code: 7 }));
     let c = d.create_page(2 << 20).unwrap();
     d.release_page(a).unwrap();
     d.release_page(c).unwrap();

@@ -1,0 +1,175 @@
+//! The `expanse` command end to end: replay figures against PyTorch's on
+//! the shared traces, and clear errors for bad input.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn exe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_expanse"))
+}
+
+fn trace(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces").join(format!("{name}.trace.csv.gz"))
+}
+
+fn replay_json(name: &str, conf: &str) -> serde_json::Value {
+    let out = exe()
+        .args(["replay", trace(name).to_str().unwrap(), "--conf", conf, "--device-memory", "143771MiB", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn u(v: &serde_json::Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+}
+
+fn f(v: &serde_json::Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+}
+
+/// PyTorch 2.11 on an H200 (traces/README.md): native and expandable.
+const PYTORCH: [(&str, u64, u64, f64); 2] = [
+    // trace, native peak reserved, expandable peak reserved, best fragmentation
+    ("gpt2_train", 27_699_183_616, 27_256_684_544, 1.0233),
+    ("resnet_train", 5_888_802_816, 4_127_195_136, 1.0142),
+];
+
+#[test]
+fn classic_replay_reproduces_pytorch_native_exactly() {
+    for (name, native, _, _) in PYTORCH {
+        let v = replay_json(name, "expandable_segments:False");
+        assert_eq!(u(&v, "peak_reserved_bytes"), native, "{name}");
+        assert_eq!(u(&v, "num_ooms"), 0);
+        assert_eq!(u(&v, "num_alloc_retries"), 0);
+        for k in ["events", "peak_requested_bytes", "peak_allocated_bytes", "seconds", "ns_per_event"] {
+            assert!(v.get(k).is_some(), "{k} missing");
+        }
+    }
+}
+
+#[test]
+fn compat_replay_reproduces_pytorch_expandable_exactly() {
+    for (name, _, expandable, _) in PYTORCH {
+        let v = replay_json(name, "expandable_segments:True,pytorch_compat:True");
+        assert_eq!(u(&v, "peak_reserved_bytes"), expandable, "{name}");
+        assert_eq!(u(&v, "pages_moved"), 0);
+    }
+}
+
+#[test]
+fn expanse_beats_every_pytorch_allocator_within_the_driver_budget() {
+    let mut logs = 0.0;
+    for (name, _, _, best) in PYTORCH {
+        let ours = replay_json(name, "expandable_segments:True");
+        let compat = replay_json(name, "expandable_segments:True,pytorch_compat:True");
+        let frag = f(&ours, "fragmentation");
+        assert!(frag < best, "{name}: fragmentation {frag} not below PyTorch's best {best}");
+        let (d_ours, d_compat) = (f(&ours, "driver_us_estimate"), f(&compat, "driver_us_estimate"));
+        assert!(d_ours <= 2.0 * d_compat, "{name}: driver estimate {d_ours} us > 2x {d_compat} us");
+        // The estimate is the documented formula of the page counts.
+        let formula = 10.4 * f(&ours, "pages_created")
+            + 0.7 * f(&ours, "pages_mapped")
+            + 26.0 * f(&ours, "access_sets")
+            + 17.0 * f(&ours, "pages_unmapped")
+            + 17.0 * f(&ours, "pages_released");
+        assert!((formula - d_ours).abs() < 1e-6);
+        assert!(u(&ours, "pages_moved") > 0, "{name}: no page was moved");
+        logs += frag.ln();
+        println!("{name}: fragmentation {frag:.4}, driver {:.1} ms vs {:.1} ms", d_ours / 1e3, d_compat / 1e3);
+    }
+    let geomean = (logs / PYTORCH.len() as f64).exp();
+    assert!(geomean <= 1.01, "geometric mean {geomean}");
+}
+
+#[test]
+fn host_and_sim_backends_agree() {
+    for conf in ["expandable_segments:True", "expandable_segments:False"] {
+        let mut peaks = Vec::new();
+        for backend in ["host", "sim"] {
+            let out = exe()
+                .args([
+                    "replay",
+                    trace("resnet_train").to_str().unwrap(),
+                    "--conf",
+                    conf,
+                    "--backend",
+                    backend,
+                    "--json",
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            peaks.push(u(&v, "peak_reserved_bytes"));
+        }
+        assert_eq!(peaks[0], peaks[1], "{conf}");
+    }
+}
+
+#[test]
+fn running_out_of_memory_ends_the_replay_with_the_message() {
+    let out = exe()
+        .args(["replay", trace("gpt2_train").to_str().unwrap(), "--device-memory", "8GiB", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gpt2_train.trace.csv.gz:") && err.contains("Tried to allocate"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&v, "num_ooms"), 1);
+    assert!(v["oom"]["line"].as_u64().unwrap() > 1);
+}
+
+fn fails_with(args: &[&str], expect: &str) {
+    let out = exe().args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(expect), "{args:?}: '{err}' lacks '{expect}'");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let dir = std::env::temp_dir().join(format!("expanse-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let w = |name: &str, data: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, data).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let malformed = w("bad.csv", b"a,1,100,0\na,2,oops,0\n");
+    fails_with(&["replay", &malformed], "bad.csv:2: size 'oops'");
+    let unknown = w("unknown.csv", b"a,1,100,0\nf,7\n");
+    fails_with(&["replay", &unknown], "unknown.csv:2: free of unknown id 7");
+    let twice = w("twice.csv", b"a,1,100,0\nf,1\nf,1\n");
+    fails_with(&["replay", &twice], "twice.csv:3: id 1 freed twice");
+    // A truncated gzip stream.
+    let gz = std::fs::read(trace("resnet_train")).unwrap();
+    let corrupt = w("corrupt.csv.gz", &gz[..gz.len() / 2]);
+    fails_with(&["replay", &corrupt], "corrupt.csv.gz:");
+    let binary = w("binary.csv", &[0xff, 0xfe, 0x00, 0x41, 0x0a]);
+    fails_with(&["replay", &binary], "binary.csv:1:");
+    fails_with(&["replay", "/nonexistent/trace.csv"], "/nonexistent/trace.csv: cannot open");
+    fails_with(&["replay", &malformed, "--conf", "expandable_segments:yes"], "expandable_segments");
+    fails_with(&["replay", &malformed, "--conf", "nonsense:1"], "unknown allocator config key 'nonsense'");
+    fails_with(&["replay", &malformed, "--device-memory", "12QB"], "unknown unit");
+    fails_with(&["replay", &malformed, "--backend", "tpu"], "unknown backend 'tpu'");
+    fails_with(&["replay"], "exactly one trace");
+    fails_with(&["frobnicate"], "unknown command");
+    // Absurd sizes in a trace end the replay as an OOM, not a crash.
+    let huge = w("huge.csv", b"a,1,18446744073709551615,0\n");
+    fails_with(&["replay", &huge], "more than 1 EiB");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let out = exe().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    for c in ["replay", "compare", "help", "--conf", "--backend", "--device-memory", "--json"] {
+        assert!(s.contains(c), "help lacks {c}");
+    }
+}
