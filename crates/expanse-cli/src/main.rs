@@ -27,8 +27,10 @@ REPLAY / COMPARE OPTIONS:
                            (e.g. expandable_segments:True,max_split_size_mb:128);
                            default: EXPANSE_ALLOC_CONF / PYTORCH_ALLOC_CONF /
                            PYTORCH_CUDA_ALLOC_CONF, else expanse's defaults
-    --backend host|sim     host: real Linux virtual memory (default);
-                           sim: the strict mock device (addresses only)
+    --backend host|sim|cuda
+                           host: real Linux virtual memory (default);
+                           sim: the strict mock device (addresses only);
+                           cuda: GPU 0 through the CUDA driver (its own capacity)
     --device-memory SIZE   Device capacity: 143771MiB, 16GiB, or bytes
                            (default 143771MiB, an H200)
     --json                 One JSON object on stdout (replay) or one per trace
@@ -45,7 +47,7 @@ fn main() -> ExitCode {
     }
 }
 
-const BACKENDS: [&str; 2] = ["host", "sim"];
+const BACKENDS: [&str; 3] = ["host", "sim", "cuda"];
 
 struct Options {
     conf: Option<String>,
@@ -106,7 +108,11 @@ fn make_device(backend: &str, capacity: u64) -> Result<Arc<dyn Device>, String> 
             .map(|d| Arc::new(d) as Arc<dyn Device>)
             .map_err(|e| format!("host backend: {e}")),
         "sim" => Ok(Arc::new(expanse_mock::MockDevice::new(capacity, GRANULARITY))),
-        other => Err(format!("unknown backend '{other}' (available: host, sim)")),
+        // The real GPU: its own capacity applies, not --device-memory.
+        "cuda" => expanse_cuda::open_all()
+            .map(|mut devs| devs.swap_remove(0) as Arc<dyn Device>)
+            .map_err(|e| format!("cuda backend: {e}")),
+        other => Err(format!("unknown backend '{other}' (available: {})", BACKENDS.join(", "))),
     }
 }
 

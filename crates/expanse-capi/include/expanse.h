@@ -1,0 +1,69 @@
+/* expanse: a device caching allocator with expandable segments.
+ *
+ * C ABI of libexpanse.so. The first two functions have the signatures of
+ * PyTorch's torch.cuda.memory.CUDAPluggableAllocator.
+ *
+ * Backend: EXPANSE_BACKEND = cuda | host (default: cuda when a CUDA device
+ * is present, else host). Config: EXPANSE_ALLOC_CONF, PyTorch's syntax.
+ *
+ * No function panics or aborts: a failure returns NULL / -1 / 0 and leaves
+ * a message for expanse_last_error() on the calling thread.
+ */
+#ifndef EXPANSE_H
+#define EXPANSE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Allocate size bytes on device for use on stream (a cudaStream_t; NULL is
+ * the default stream). NULL on failure (out of memory: see last error). */
+void *expanse_alloc(size_t size, int device, void *stream);
+
+/* Free ptr. An unknown pointer or a double free sets the last error and
+ * changes nothing. size, device and stream are accepted for PyTorch's
+ * signature; the allocator knows them already. */
+void expanse_free(void *ptr, size_t size, int device, void *stream);
+
+/* Return every wholly free cached segment and page to the device. */
+void expanse_empty_cache(void);
+
+/* Write the device's statistics as one flat JSON object keyed like
+ * PyTorch's memory_stats() ("reserved_bytes.all.current", ...), NUL
+ * terminated, into buf. Returns the JSON's length (without the NUL); if
+ * that is >= len, nothing is written: call again with a larger buffer.
+ * Returns 0 on error (bad device). */
+size_t expanse_memory_stats_json(int device, char *buf, size_t len);
+
+/* Reset peak statistics of device. Returns 0, or -1 on error. */
+int expanse_reset_peak_stats(int device);
+
+/* Mark ptr as used on stream too: its reuse waits for that stream's work. */
+void expanse_record_stream(void *ptr, void *stream);
+
+/* Limit device to fraction (0..1) of its memory. */
+void expanse_set_memory_fraction(double fraction, int device);
+
+/* Let device access peer's memory: driver-level peer access, and access on
+ * every page of peer's expandable segments, now and later. 0 on success,
+ * -1 on error. */
+int expanse_enable_peer_access(int device, int peer);
+
+/* Name of the backend in use ("cuda", "host"), or NULL if it failed. */
+const char *expanse_backend(void);
+
+/* The message of the most recent failure on this thread, or NULL if none
+ * since the start or expanse_clear_last_error(). Valid until the next
+ * failure or clear on this thread. */
+const char *expanse_last_error(void);
+
+/* Forget this thread's last error message. */
+void expanse_clear_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EXPANSE_H */

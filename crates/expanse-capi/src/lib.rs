@@ -1,0 +1,211 @@
+//! The C ABI of expanse (`libexpanse.so`, header `include/expanse.h`).
+//!
+//! One process-wide [`CachingAllocator`] is created at the first call:
+//! backend from `EXPANSE_BACKEND` (`cuda`, `host`; default `cuda` when a
+//! CUDA device is present, else `host`), configuration from
+//! `EXPANSE_ALLOC_CONF`. Every exported function catches panics and turns
+//! every error into a return value plus a thread-local message
+//! ([`expanse_last_error`]); nothing unwinds across the ABI.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
+
+use expanse_core::{CachingAllocator, Config, StreamId};
+use expanse_device::Device;
+
+struct Global {
+    allocator: CachingAllocator,
+    backend: &'static str,
+    cuda: Vec<Arc<expanse_cuda::CudaDevice>>,
+}
+
+static GLOBAL: OnceLock<Result<Global, String>> = OnceLock::new();
+
+thread_local! {
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+}
+
+fn set_error(msg: String) {
+    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = Some(c));
+}
+
+fn clear_error() {
+    LAST_ERROR.with(|e| *e.borrow_mut() = None);
+}
+
+/// Forget the last error message of this thread.
+#[no_mangle]
+pub extern "C" fn expanse_clear_last_error() {
+    clear_error();
+}
+
+fn build() -> Result<Global, String> {
+    let config = match std::env::var("EXPANSE_ALLOC_CONF") {
+        Ok(s) => Config::parse(&s).map_err(|e| format!("EXPANSE_ALLOC_CONF: {e}"))?,
+        Err(_) => Config::default(),
+    };
+    let wanted = std::env::var("EXPANSE_BACKEND").unwrap_or_default();
+    let backend = match wanted.as_str() {
+        "" => {
+            if expanse_cuda::available() {
+                "cuda"
+            } else {
+                "host"
+            }
+        }
+        "cuda" => "cuda",
+        "host" => "host",
+        other => return Err(format!("EXPANSE_BACKEND: unknown backend '{other}' (available: cuda, host)")),
+    };
+    let (devices, cuda): (Vec<Arc<dyn Device>>, _) = if backend == "cuda" {
+        let devs = expanse_cuda::open_all().map_err(|e| format!("cuda backend: {e}"))?;
+        (devs.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect(), devs)
+    } else {
+        let capacity = match std::env::var("EXPANSE_HOST_MEMORY") {
+            Ok(s) => s.parse::<u64>().map_err(|_| format!("EXPANSE_HOST_MEMORY: '{s}' is not a number of bytes"))?,
+            Err(_) => expanse_host::DEFAULT_CAPACITY,
+        };
+        let d = expanse_host::HostDevice::with_capacity(capacity, expanse_host::DEFAULT_GRANULARITY)
+            .map_err(|e| format!("host backend: {e}"))?;
+        (vec![Arc::new(d) as Arc<dyn Device>], Vec::new())
+    };
+    Ok(Global { allocator: CachingAllocator::new(devices, config), backend, cuda })
+}
+
+/// Run `f` with the global allocator; errors and panics become `fallback`.
+fn with_global<T>(fallback: T, f: impl FnOnce(&Global) -> Result<T, String>) -> T {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let g = GLOBAL.get_or_init(build).as_ref().map_err(|e| format!("expanse failed to start: {e}"))?;
+        f(g)
+    }));
+    match r {
+        Ok(Ok(v)) => v,
+        Ok(Err(msg)) => {
+            set_error(msg);
+            fallback
+        }
+        Err(p) => {
+            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+            set_error(format!("internal error (panic caught at the ABI): {}", msg.unwrap_or_default()));
+            fallback
+        }
+    }
+}
+
+fn device_index(device: c_int) -> Result<u32, String> {
+    u32::try_from(device).map_err(|_| format!("bad device index {device}"))
+}
+
+/// Allocate `size` bytes on `device` for `stream`. Null on failure.
+#[no_mangle]
+pub extern "C" fn expanse_alloc(size: usize, device: c_int, stream: *mut c_void) -> *mut c_void {
+    with_global(std::ptr::null_mut(), |g| {
+        let p = g
+            .allocator
+            .malloc(device_index(device)?, size as u64, StreamId(stream as u64))
+            .map_err(|e| e.to_string())?;
+        Ok(p as *mut c_void)
+    })
+}
+
+/// Free `ptr`. Unknown pointers and double frees set the last error.
+#[no_mangle]
+pub extern "C" fn expanse_free(ptr: *mut c_void, _size: usize, device: c_int, _stream: *mut c_void) {
+    with_global((), |g| {
+        if ptr.is_null() {
+            return Ok(());
+        }
+        let d = device_index(device)?;
+        match g.allocator.free(d, ptr as u64) {
+            Ok(()) => Ok(()),
+            // The caller may pass another device than the owner's.
+            Err(_) if g.allocator.device_of(ptr as u64).is_some() => {
+                g.allocator.free_any(ptr as u64).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    })
+}
+
+/// Release cached memory on every device.
+#[no_mangle]
+pub extern "C" fn expanse_empty_cache() {
+    with_global((), |g| g.allocator.empty_cache().map_err(|e| e.to_string()))
+}
+
+/// Statistics of `device` as JSON into `buf` (see the header).
+///
+/// # Safety
+/// `buf` must be null or valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn expanse_memory_stats_json(device: c_int, buf: *mut c_char, len: usize) -> usize {
+    with_global(0, |g| {
+        let json = g.allocator.stats(device_index(device)?).map_err(|e| e.to_string())?.to_json();
+        if !buf.is_null() && json.len() < len {
+            // SAFETY: the caller guarantees `buf` holds `len` bytes, and
+            // `json.len() + 1 <= len`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(json.as_ptr(), buf.cast::<u8>(), json.len());
+                *buf.add(json.len()) = 0;
+            }
+        }
+        Ok(json.len())
+    })
+}
+
+/// Reset peak statistics of `device`.
+#[no_mangle]
+pub extern "C" fn expanse_reset_peak_stats(device: c_int) -> c_int {
+    with_global(-1, |g| g.allocator.reset_peak_stats(device_index(device)?).map(|_| 0).map_err(|e| e.to_string()))
+}
+
+/// `record_stream` for `ptr`.
+#[no_mangle]
+pub extern "C" fn expanse_record_stream(ptr: *mut c_void, stream: *mut c_void) {
+    with_global((), |g| g.allocator.record_stream(ptr as u64, StreamId(stream as u64)).map_err(|e| e.to_string()))
+}
+
+/// Limit `device` to `fraction` of its memory.
+#[no_mangle]
+pub extern "C" fn expanse_set_memory_fraction(fraction: f64, device: c_int) {
+    with_global((), |g| g.allocator.set_memory_fraction(device_index(device)?, fraction).map_err(|e| e.to_string()))
+}
+
+/// Let `device` access `peer`'s memory.
+#[no_mangle]
+pub extern "C" fn expanse_enable_peer_access(device: c_int, peer: c_int) -> c_int {
+    with_global(-1, |g| {
+        let (d, p) = (device_index(device)?, device_index(peer)?);
+        if d == p {
+            return Ok(0);
+        }
+        if !g.cuda.is_empty() {
+            let (a, b) = (g.cuda.get(d as usize), g.cuda.get(p as usize));
+            let (Some(a), Some(b)) = (a, b) else {
+                return Err(format!("peer access {device} -> {peer}: no such device"));
+            };
+            a.enable_peer_access(b).map_err(|e| format!("peer access {device} -> {peer}: {e}"))?;
+        }
+        g.allocator.enable_peer_access(d, p).map(|_| 0).map_err(|e| e.to_string())
+    })
+}
+
+/// Name of the backend in use.
+#[no_mangle]
+pub extern "C" fn expanse_backend() -> *const c_char {
+    with_global(std::ptr::null(), |g| {
+        Ok(match g.backend {
+            "cuda" => c"cuda".as_ptr(),
+            _ => c"host".as_ptr(),
+        })
+    })
+}
+
+/// The last error message on this thread, or null.
+#[no_mangle]
+pub extern "C" fn expanse_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr()))
+}

@@ -1,0 +1,266 @@
+//! Layer 2: thin functions over the raw symbols that turn every status
+//! code into `Result<_, DeviceError>`, keeping the raw code.
+//!
+//! Each function is `unsafe` only where its arguments can make the driver
+//! touch memory; the rest take plain values and are safe to call.
+
+use std::ffi::{c_int, c_void};
+
+use expanse_device::{DeviceError, Result};
+
+use crate::sys::*;
+
+/// Map a status code to a result; out-of-memory is recoverable.
+pub fn check(call: &'static str, code: CUresult) -> Result<()> {
+    match code {
+        CUDA_SUCCESS => Ok(()),
+        CUDA_ERROR_OUT_OF_MEMORY => Err(DeviceError::OutOfMemory { call, requested: 0 }),
+        c => Err(DeviceError::Driver { call, code: i64::from(c) }),
+    }
+}
+
+fn with_size(r: Result<()>, size: u64) -> Result<()> {
+    r.map_err(|e| match e {
+        DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested: size },
+        other => other,
+    })
+}
+
+/// `cuInit(0)`.
+pub fn init(d: &Driver) -> Result<()> {
+    // SAFETY: no pointers.
+    check("cuInit", unsafe { (d.init)(0) })
+}
+
+/// Number of devices.
+pub fn device_count(d: &Driver) -> Result<i32> {
+    let mut n: c_int = 0;
+    // SAFETY: `n` is a valid out-pointer.
+    check("cuDeviceGetCount", unsafe { (d.device_get_count)(&mut n) })?;
+    Ok(n)
+}
+
+/// The device handle of ordinal `i`.
+pub fn device(d: &Driver, i: i32) -> Result<CUdevice> {
+    let mut dev: CUdevice = 0;
+    // SAFETY: valid out-pointer.
+    check("cuDeviceGet", unsafe { (d.device_get)(&mut dev, i) })?;
+    Ok(dev)
+}
+
+/// Total memory of `dev`.
+pub fn total_mem(d: &Driver, dev: CUdevice) -> Result<u64> {
+    let mut n: usize = 0;
+    // SAFETY: valid out-pointer.
+    check("cuDeviceTotalMem", unsafe { (d.device_total_mem)(&mut n, dev) })?;
+    Ok(n as u64)
+}
+
+/// A device attribute.
+pub fn attribute(d: &Driver, dev: CUdevice, attr: c_int) -> Result<i32> {
+    let mut v: c_int = 0;
+    // SAFETY: valid out-pointer.
+    check("cuDeviceGetAttribute", unsafe { (d.device_get_attribute)(&mut v, attr, dev) })?;
+    Ok(v)
+}
+
+/// Whether `dev` can access `peer`'s memory.
+pub fn can_access_peer(d: &Driver, dev: CUdevice, peer: CUdevice) -> Result<bool> {
+    let mut v: c_int = 0;
+    // SAFETY: valid out-pointer.
+    check("cuDeviceCanAccessPeer", unsafe { (d.device_can_access_peer)(&mut v, dev, peer) })?;
+    Ok(v != 0)
+}
+
+/// Retain the primary context of `dev`.
+pub fn primary_ctx_retain(d: &Driver, dev: CUdevice) -> Result<CUcontext> {
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("cuDevicePrimaryCtxRetain", unsafe { (d.primary_ctx_retain)(&mut ctx, dev) })?;
+    Ok(ctx)
+}
+
+/// Release the primary context of `dev`.
+pub fn primary_ctx_release(d: &Driver, dev: CUdevice) -> Result<()> {
+    // SAFETY: no pointers.
+    check("cuDevicePrimaryCtxRelease", unsafe { (d.primary_ctx_release)(dev) })
+}
+
+/// Make `ctx` current on this thread.
+pub fn set_current(d: &Driver, ctx: CUcontext) -> Result<()> {
+    // SAFETY: `ctx` is a context handle retained by the caller.
+    check("cuCtxSetCurrent", unsafe { (d.ctx_set_current)(ctx) })
+}
+
+/// Let the current context access `peer`'s memory (already enabled is fine).
+pub fn enable_peer_access(d: &Driver, peer: CUcontext) -> Result<()> {
+    // SAFETY: `peer` is a retained context handle.
+    match unsafe { (d.ctx_enable_peer_access)(peer, 0) } {
+        CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+        c => check("cuCtxEnablePeerAccess", c),
+    }
+}
+
+/// Free and total memory of the current context's device.
+pub fn mem_info(d: &Driver) -> Result<(u64, u64)> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers.
+    check("cuMemGetInfo", unsafe { (d.mem_get_info)(&mut free, &mut total) })?;
+    Ok((free as u64, total as u64))
+}
+
+/// Allocation properties for pinned device memory on `ordinal`.
+pub fn device_prop(ordinal: i32) -> CUmemAllocationProp {
+    CUmemAllocationProp {
+        type_: CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes: CU_MEM_HANDLE_TYPE_NONE,
+        location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: ordinal },
+        win32HandleMetaData: std::ptr::null_mut(),
+        allocFlags: CUmemAllocFlags::default(),
+    }
+}
+
+/// Minimum page granularity for `prop`.
+pub fn granularity(d: &Driver, prop: &CUmemAllocationProp) -> Result<u64> {
+    let mut g: usize = 0;
+    // SAFETY: valid out-pointer and a fully initialised prop.
+    check("cuMemGetAllocationGranularity", unsafe {
+        (d.mem_get_allocation_granularity)(&mut g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+    })?;
+    Ok(g as u64)
+}
+
+/// Reserve `size` bytes of address space aligned to `align`.
+pub fn address_reserve(d: &Driver, size: u64, align: u64) -> Result<u64> {
+    let mut p: CUdeviceptr = 0;
+    // SAFETY: valid out-pointer; a reservation touches no memory.
+    with_size(
+        check("cuMemAddressReserve", unsafe { (d.mem_address_reserve)(&mut p, size as usize, align as usize, 0, 0) }),
+        size,
+    )?;
+    Ok(p)
+}
+
+/// Free a reservation.
+pub fn address_free(d: &Driver, p: u64, size: u64) -> Result<()> {
+    // SAFETY: the driver validates the range; nothing of ours lives there.
+    check("cuMemAddressFree", unsafe { (d.mem_address_free)(p, size as usize) })
+}
+
+/// Create a physical allocation of `size` bytes.
+pub fn mem_create(d: &Driver, size: u64, prop: &CUmemAllocationProp) -> Result<u64> {
+    let mut h: CUmemGenericAllocationHandle = 0;
+    // SAFETY: valid out-pointer and prop.
+    with_size(check("cuMemCreate", unsafe { (d.mem_create)(&mut h, size as usize, prop, 0) }), size)?;
+    Ok(h)
+}
+
+/// Release a physical allocation.
+pub fn mem_release(d: &Driver, h: u64) -> Result<()> {
+    // SAFETY: handle value only.
+    check("cuMemRelease", unsafe { (d.mem_release)(h) })
+}
+
+/// Map all of `h` (`size` bytes) at `p`.
+pub fn mem_map(d: &Driver, p: u64, size: u64, h: u64) -> Result<()> {
+    // SAFETY: the driver checks the range lies in a reservation.
+    check("cuMemMap", unsafe { (d.mem_map)(p, size as usize, 0, h, 0) })
+}
+
+/// Unmap `[p, p + size)`.
+pub fn mem_unmap(d: &Driver, p: u64, size: u64) -> Result<()> {
+    // SAFETY: device memory only; no host memory is touched.
+    check("cuMemUnmap", unsafe { (d.mem_unmap)(p, size as usize) })
+}
+
+/// Grant read-write access to `[p, p + size)` for each device ordinal.
+pub fn mem_set_access(d: &Driver, p: u64, size: u64, devices: &[u32]) -> Result<()> {
+    let descs: Vec<CUmemAccessDesc> = devices
+        .iter()
+        .map(|&i| CUmemAccessDesc {
+            location: CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: i as c_int },
+            flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        })
+        .collect();
+    // SAFETY: `descs` is a valid array of `descs.len()` descriptors.
+    check("cuMemSetAccess", unsafe { (d.mem_set_access)(p, size as usize, descs.as_ptr(), descs.len()) })
+}
+
+/// `cuMemAlloc`.
+pub fn mem_alloc(d: &Driver, size: u64) -> Result<u64> {
+    let mut p: CUdeviceptr = 0;
+    // SAFETY: valid out-pointer.
+    with_size(check("cuMemAlloc", unsafe { (d.mem_alloc)(&mut p, size as usize) }), size)?;
+    Ok(p)
+}
+
+/// `cuMemFree`.
+pub fn mem_free(d: &Driver, p: u64) -> Result<()> {
+    // SAFETY: device pointer value only.
+    check("cuMemFree", unsafe { (d.mem_free)(p) })
+}
+
+/// Copy host bytes to device memory (synchronous).
+pub fn memcpy_htod(d: &Driver, dst: u64, src: &[u8]) -> Result<()> {
+    // SAFETY: `src` is valid for `src.len()` bytes of reads.
+    check("cuMemcpyHtoD", unsafe { (d.memcpy_htod)(dst, src.as_ptr().cast::<c_void>(), src.len()) })
+}
+
+/// Copy device memory to host bytes (synchronous).
+pub fn memcpy_dtoh(d: &Driver, dst: &mut [u8], src: u64) -> Result<()> {
+    // SAFETY: `dst` is valid for `dst.len()` bytes of writes.
+    check("cuMemcpyDtoH", unsafe { (d.memcpy_dtoh)(dst.as_mut_ptr().cast::<c_void>(), src, dst.len()) })
+}
+
+/// Create an event without timing and record it on `stream`.
+pub fn event_record_new(d: &Driver, stream: u64) -> Result<u64> {
+    let mut e: CUevent = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("cuEventCreate", unsafe { (d.event_create)(&mut e, CU_EVENT_DISABLE_TIMING) })?;
+    // SAFETY: `e` was just created; `stream` is a stream handle from the user.
+    if let Err(err) = check("cuEventRecord", unsafe { (d.event_record)(e, stream as CUstream) }) {
+        // SAFETY: `e` is ours and unused.
+        unsafe { (d.event_destroy)(e) };
+        return Err(err);
+    }
+    Ok(e as u64)
+}
+
+/// Whether the event completed.
+pub fn event_query(d: &Driver, e: u64) -> Result<bool> {
+    // SAFETY: `e` is an event handle we created.
+    match unsafe { (d.event_query)(e as CUevent) } {
+        CUDA_SUCCESS => Ok(true),
+        CUDA_ERROR_NOT_READY => Ok(false),
+        c => check("cuEventQuery", c).map(|_| false),
+    }
+}
+
+/// Destroy an event.
+pub fn event_destroy(d: &Driver, e: u64) -> Result<()> {
+    // SAFETY: `e` is an event handle we created.
+    check("cuEventDestroy", unsafe { (d.event_destroy)(e as CUevent) })
+}
+
+/// Wait for `stream`.
+pub fn stream_synchronize(d: &Driver, stream: u64) -> Result<()> {
+    // SAFETY: stream handle value from the user (0 is the default stream).
+    check("cuStreamSynchronize", unsafe { (d.stream_synchronize)(stream as CUstream) })
+}
+
+/// Wait for the current context.
+pub fn ctx_synchronize(d: &Driver) -> Result<()> {
+    // SAFETY: no arguments.
+    check("cuCtxSynchronize", unsafe { (d.ctx_synchronize)() })
+}
+
+/// The driver's text for a status code.
+pub fn error_string(d: &Driver, code: CUresult) -> String {
+    let mut p: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: valid out-pointer; the driver returns a static string.
+    if unsafe { (d.get_error_string)(code, &mut p) } != CUDA_SUCCESS || p.is_null() {
+        return format!("CUDA error {code}");
+    }
+    // SAFETY: non-null, NUL-terminated static string from the driver.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}

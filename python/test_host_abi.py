@@ -1,0 +1,118 @@
+"""The C ABI through Python's ctypes on the host backend (no GPU, no torch).
+
+Usage: python3 python/test_host_abi.py [path/to/libexpanse.so]
+"""
+
+import ctypes
+import os
+import sys
+
+os.environ["EXPANSE_BACKEND"] = "host"
+os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import expanse_torch as ex  # noqa: E402
+
+if len(sys.argv) > 1:
+    ex.lib(sys.argv[1])
+l = ex.lib()
+passed = failed = 0
+
+
+def test(fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print(f"{fn.__name__} ... ok")
+    except Exception as e:  # report and go on
+        failed += 1
+        print(f"{fn.__name__} ... FAILED: {e!r}")
+    return fn
+
+
+@test
+def backend_is_host():
+    assert ex.backend() == "host", ex.backend()
+
+
+@test
+def alloc_write_read_free():
+    p = l.expanse_alloc(3 << 20, 0, None)
+    assert p, ex.last_error()
+    # Host-backend memory is real: write through the pointer, read it back.
+    ctypes.memset(p, 0x5A, 3 << 20)
+    assert ctypes.string_at(p + (3 << 20) - 4, 4) == b"\x5a" * 4
+    stats = ex.memory_stats()
+    assert stats["allocated_bytes.all.current"] == 3 << 20, stats["allocated_bytes.all.current"]
+    assert stats["reserved_bytes.all.current"] >= 3 << 20
+    assert stats["requested_bytes.all.current"] == 3 << 20
+    l.expanse_free(p, 3 << 20, 0, None)
+    assert ex.memory_stats()["allocated_bytes.all.current"] == 0
+
+
+@test
+def stats_have_pytorch_keys():
+    s = ex.memory_stats()
+    for k in ["reserved_bytes.all.peak", "active_bytes.small_pool.current", "num_alloc_retries", "num_ooms", "segment.large_pool.current"]:
+        assert k in s, k
+
+
+@test
+def empty_cache_returns_memory():
+    ps = [l.expanse_alloc(n, 0, None) for n in (100, 5000, 2 << 20, 30 << 20)]
+    assert all(ps), ex.last_error()
+    for p in ps:
+        l.expanse_free(p, 0, 0, None)
+    assert ex.memory_stats()["reserved_bytes.all.current"] > 0
+    ex.empty_cache()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == 0
+
+
+@test
+def bad_free_sets_last_error():
+    l.expanse_clear_last_error()
+    assert ex.last_error() is None
+    l.expanse_free(0xDEADBEEF000, 0, 0, None)
+    e = ex.last_error()
+    assert e and "unknown pointer" in e, e
+    p = l.expanse_alloc(1000, 0, None)
+    l.expanse_free(p, 0, 0, None)
+    l.expanse_free(p, 0, 0, None)
+    assert "already freed" in ex.last_error()
+
+
+@test
+def out_of_memory_returns_null_with_message():
+    l.expanse_clear_last_error()
+    assert not l.expanse_alloc(8 << 30, 0, None)
+    assert "Tried to allocate" in ex.last_error(), ex.last_error()
+    assert not l.expanse_alloc(2**63, 0, None)
+    assert "1 EiB" in ex.last_error()
+    assert not l.expanse_alloc(1 << 20, 7, None)
+    assert "device index 7" in ex.last_error()
+    p = l.expanse_alloc(1 << 20, 0, None)
+    assert p, "usable after errors"
+    l.expanse_free(p, 0, 0, None)
+
+
+@test
+def small_buffer_reports_needed_length():
+    buf = ctypes.create_string_buffer(8)
+    n = l.expanse_memory_stats_json(0, buf, 8)
+    assert n > 8 and buf.value == b"", (n, buf.value)
+
+
+@test
+def peak_reset_and_fraction():
+    p = l.expanse_alloc(10 << 20, 0, None)
+    l.expanse_free(p, 0, 0, None)
+    ex.reset_peak_stats()
+    assert ex.memory_stats()["allocated_bytes.all.peak"] == 0
+    ex.set_memory_fraction(0.25)
+    assert not l.expanse_alloc(512 << 20, 0, None)
+    ex.set_memory_fraction(1.0)
+    ex.empty_cache()
+
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
