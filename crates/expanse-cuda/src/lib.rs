@@ -70,7 +70,8 @@ impl CudaDevice {
         result::init(&driver)?;
         let dev = result::device(&driver, ordinal)?;
         let ctx = result::primary_ctx_retain(&driver, dev)?;
-        result::set_current(&driver, ctx)?;
+        // SAFETY: `ctx` was retained just above.
+        unsafe { result::set_current(&driver, ctx)? };
         let total = result::total_mem(&driver, dev)?;
         let vmm = result::attribute(&driver, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0;
         let granularity = if vmm { result::granularity(&driver, &result::device_prop(ordinal))? } else { 2 << 20 };
@@ -87,7 +88,8 @@ impl CudaDevice {
     }
 
     fn current(&self) -> Result<&Driver> {
-        result::set_current(&self.driver, self.ctx as sys::CUcontext)?;
+        // SAFETY: the primary context stays retained until `Drop`.
+        unsafe { result::set_current(&self.driver, self.ctx as sys::CUcontext)? };
         Ok(&self.driver)
     }
 
@@ -96,7 +98,8 @@ impl CudaDevice {
     /// need access entries per peer, which the allocator sets.
     pub fn enable_peer_access(&self, peer: &CudaDevice) -> Result<()> {
         let d = self.current()?;
-        result::enable_peer_access(d, peer.ctx as sys::CUcontext)
+        // SAFETY: `peer` keeps its primary context retained while it lives.
+        unsafe { result::enable_peer_access(d, peer.ctx as sys::CUcontext) }
     }
 
     /// The driver's description of a status code.

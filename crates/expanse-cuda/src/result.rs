@@ -87,14 +87,20 @@ pub fn primary_ctx_release(d: &Driver, dev: CUdevice) -> Result<()> {
 }
 
 /// Make `ctx` current on this thread.
-pub fn set_current(d: &Driver, ctx: CUcontext) -> Result<()> {
-    // SAFETY: `ctx` is a context handle retained by the caller.
+///
+/// # Safety
+/// `ctx` must be a context retained (and not yet released) by the caller.
+pub unsafe fn set_current(d: &Driver, ctx: CUcontext) -> Result<()> {
+    // SAFETY: the caller guarantees `ctx` is a live context.
     check("cuCtxSetCurrent", unsafe { (d.ctx_set_current)(ctx) })
 }
 
 /// Let the current context access `peer`'s memory (already enabled is fine).
-pub fn enable_peer_access(d: &Driver, peer: CUcontext) -> Result<()> {
-    // SAFETY: `peer` is a retained context handle.
+///
+/// # Safety
+/// `peer` must be a context retained (and not yet released) by the caller.
+pub unsafe fn enable_peer_access(d: &Driver, peer: CUcontext) -> Result<()> {
+    // SAFETY: the caller guarantees `peer` is a live context.
     match unsafe { (d.ctx_enable_peer_access)(peer, 0) } {
         CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
         c => check("cuCtxEnablePeerAccess", c),
