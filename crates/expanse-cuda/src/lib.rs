@@ -16,10 +16,9 @@
 pub mod result;
 pub mod sys;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use expanse_device::{Device, DeviceError, DevicePtr, EventId, PageHandle, Result, StreamId};
+use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
 use crate::sys::{CUdevice, Driver, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED};
 
@@ -54,8 +53,10 @@ pub struct CudaDevice {
     total: u64,
     granularity: u64,
     vmm: bool,
-    /// Page sizes by handle (cuMemMap needs the size).
-    pages: Mutex<HashMap<u64, u64>>,
+    /// The contract's bookkeeping, checked before every driver call: the
+    /// driver itself accepts some misuse (an unmap of an unmapped range)
+    /// and reports the rest as generic errors.
+    ledger: Mutex<Ledger>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -83,7 +84,7 @@ impl CudaDevice {
             total,
             granularity,
             vmm,
-            pages: Mutex::new(HashMap::new()),
+            ledger: Mutex::new(Ledger::new(granularity)),
         })
     }
 
@@ -107,14 +108,14 @@ impl CudaDevice {
         result::error_string(&self.driver, code)
     }
 
-    fn lock_pages(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
-        self.pages.lock().unwrap_or_else(|e| e.into_inner())
+    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.ledger.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for CudaDevice {
     fn drop(&mut self) {
-        let live = self.lock_pages().len();
+        let live = self.ledger().page_count();
         if live > 0 {
             eprintln!("expanse-cuda: device {} dropped with {live} physical page(s) still alive", self.ordinal);
         }
@@ -150,51 +151,79 @@ impl Device for CudaDevice {
     }
 
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
-        result::address_reserve(self.current()?, size, self.granularity)
+        let mut l = self.ledger();
+        l.check_size("reserve", size)?;
+        let base = result::address_reserve(self.current()?, size, self.granularity)?;
+        l.add_reservation(base, size);
+        Ok(base)
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
-        result::address_free(self.current()?, base, size)
+        let mut l = self.ledger();
+        l.check_release_reservation(base, size)?;
+        result::address_free(self.current()?, base, size)?;
+        l.remove_reservation(base);
+        Ok(())
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
-        if size == 0 || !size.is_multiple_of(self.granularity) {
-            return Err(DeviceError::misuse("create_page", size, "size not a non-zero multiple of the granularity"));
-        }
+        let mut l = self.ledger();
+        l.check_size("create_page", size)?;
         let h = result::mem_create(self.current()?, size, &result::device_prop(self.ordinal as i32))?;
-        self.lock_pages().insert(h, size);
+        l.add_page(h, size);
         Ok(PageHandle(h))
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
-        if !self.lock_pages().contains_key(&page.0) {
-            return Err(DeviceError::misuse("release_page", page.0, "unknown page handle"));
-        }
+        let mut l = self.ledger();
+        l.check_release_page(page.0)?;
         result::mem_release(self.current()?, page.0)?;
-        self.lock_pages().remove(&page.0);
+        l.remove_page(page.0);
         Ok(())
     }
 
     fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()> {
-        let size =
-            *self.lock_pages().get(&page.0).ok_or_else(|| DeviceError::misuse("map", page.0, "unknown page handle"))?;
-        result::mem_map(self.current()?, addr, size, page.0)
+        let mut l = self.ledger();
+        let size = l.check_map(addr, page.0)?;
+        result::mem_map(self.current()?, addr, size, page.0)?;
+        l.add_mapping(addr, page.0, size);
+        Ok(())
     }
 
     fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()> {
-        result::mem_unmap(self.current()?, addr, size)
+        let mut l = self.ledger();
+        let bases = l.whole_pages("unmap", addr, size)?;
+        result::mem_unmap(self.current()?, addr, size)?;
+        l.remove_mappings(&bases);
+        Ok(())
     }
 
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
-        result::mem_set_access(self.current()?, addr, size, devices)
+        let mut l = self.ledger();
+        let bases = l.whole_pages("set_access", addr, size)?;
+        result::mem_set_access(self.current()?, addr, size, devices)?;
+        if devices.contains(&self.ordinal) {
+            l.mark_accessible(&bases);
+        }
+        Ok(())
     }
 
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
-        result::mem_alloc(self.current()?, size)
+        if size == 0 {
+            return Err(DeviceError::misuse("malloc", 0, "zero-sized malloc"));
+        }
+        let mut l = self.ledger();
+        let p = result::mem_alloc(self.current()?, size)?;
+        l.add_malloc(p, size);
+        Ok(p)
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
-        result::mem_free(self.current()?, ptr)
+        let mut l = self.ledger();
+        l.check_free(ptr)?;
+        result::mem_free(self.current()?, ptr)?;
+        l.remove_malloc(ptr);
+        Ok(())
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
@@ -218,10 +247,12 @@ impl Device for CudaDevice {
     }
 
     fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
+        self.ledger().check_accessible("write", dst, src.len() as u64)?;
         result::memcpy_htod(self.current()?, dst, src)
     }
 
     fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
+        self.ledger().check_accessible("read", src, dst.len() as u64)?;
         result::memcpy_dtoh(self.current()?, dst, src)
     }
 

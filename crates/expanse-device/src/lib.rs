@@ -9,8 +9,10 @@
 #![warn(missing_docs)]
 
 mod error;
+mod ledger;
 
 pub use error::{DeviceError, Misuse, Result};
+pub use ledger::{Ledger, Live};
 
 /// A device address (virtual address in the device's address space).
 pub type DevicePtr = u64;

@@ -2,12 +2,13 @@
 //!
 //! It simulates a device's address space with plain integers (no memory is
 //! touched unless a test writes through it), and it *asserts the device
-//! contract*: every reserve/map/unmap/set_access must be aligned and inside
-//! a reservation, no address may be mapped twice, only mapped ranges may be
-//! unmapped, pages are released only when unmapped, nothing may be left at
-//! drop. A broken contract is returned as [`DeviceError::Misuse`] *and*
-//! recorded; [`MockDevice::violations`] lists them so tests can assert that
-//! the allocator never misused the device.
+//! contract* with the same [`Ledger`] the real backends use: every
+//! reserve/map/unmap/set_access must be aligned and inside a reservation, no
+//! address may be mapped twice, only mapped ranges may be unmapped, pages are
+//! released only when unmapped, nothing may be left at drop. A broken
+//! contract is returned as [`DeviceError::Misuse`] *and* recorded;
+//! [`MockDevice::violations`] lists them so tests can assert that the
+//! allocator never misused the device.
 //!
 //! Tests can make the N-th call of any kind fail ([`MockDevice::fail_nth`]),
 //! hold recorded events pending until released ([`MockDevice::hold_events`])
@@ -15,27 +16,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
-use expanse_device::{Call, Device, DeviceError, DevicePtr, EventId, PageHandle, Result, StreamId};
+use expanse_device::{Call, Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
 /// Where the mock's address space starts (non-zero so that 0 is never valid).
 const BASE_ADDR: u64 = 1 << 40;
-
-#[derive(Debug)]
-struct Page {
-    size: u64,
-    mapped_at: Option<u64>,
-    data: Option<Vec<u8>>,
-}
-
-#[derive(Debug)]
-struct Mapping {
-    handle: u64,
-    size: u64,
-    access: Vec<u32>,
-}
 
 #[derive(Debug)]
 struct Event {
@@ -47,10 +34,13 @@ struct Event {
 struct State {
     next_addr: u64,
     next_id: u64,
-    reservations: BTreeMap<u64, u64>,
-    pages: HashMap<u64, Page>,
-    mappings: BTreeMap<u64, Mapping>,
-    mallocs: BTreeMap<u64, (u64, Option<Vec<u8>>)>,
+    /// The contract's bookkeeping (shared with the real backends).
+    ledger: Ledger,
+    /// Contents of pages (by handle) and mallocs (by pointer), made on
+    /// first access.
+    data: HashMap<u64, Vec<u8>>,
+    /// Devices with access, per mapping base.
+    access: HashMap<u64, Vec<u32>>,
     used: u64,
     events: HashMap<u64, Event>,
     hold_events: bool,
@@ -81,7 +71,12 @@ impl MockDevice {
             granularity,
             virtual_memory: true,
             peers: Vec::new(),
-            state: Mutex::new(State { next_addr: BASE_ADDR, next_id: 1, ..State::default() }),
+            state: Mutex::new(State {
+                next_addr: BASE_ADDR,
+                next_id: 1,
+                ledger: Ledger::new(granularity),
+                ..State::default()
+            }),
             check_leaks_at_drop: true,
         }
     }
@@ -168,19 +163,19 @@ impl MockDevice {
 
     /// Bytes currently mapped.
     pub fn mapped_bytes(&self) -> u64 {
-        self.lock().mappings.values().map(|m| m.size).sum()
+        self.lock().ledger.mapped_bytes()
     }
 
     /// Number of live physical pages.
     pub fn live_pages(&self) -> usize {
-        self.lock().pages.len()
+        self.lock().ledger.page_count()
     }
 
     /// Access list of the mapping that contains `addr`, if mapped.
     pub fn access_at(&self, addr: u64) -> Option<Vec<u32>> {
         let s = self.lock();
-        let (&base, m) = s.mappings.range(..=addr).next_back()?;
-        (addr < base + m.size).then(|| m.access.clone())
+        let (base, _, _) = s.ledger.mapping_at(addr)?;
+        Some(s.access.get(&base).cloned().unwrap_or_default())
     }
 
     /// Number of stream / device synchronizations.
@@ -190,17 +185,11 @@ impl MockDevice {
 
     /// What is still allocated: a list of human-readable leak reports.
     pub fn leaks(&self) -> Vec<String> {
-        let s = self.lock();
+        let live = self.lock().ledger.live();
         let mut out = Vec::new();
-        for (b, sz) in &s.reservations {
-            out.push(format!("reservation {b:#x} ({sz} bytes)"));
-        }
-        for (h, p) in &s.pages {
-            out.push(format!("page {h} ({} bytes)", p.size));
-        }
-        for (p, (sz, _)) in &s.mallocs {
-            out.push(format!("malloc {p:#x} ({sz} bytes)"));
-        }
+        out.extend(live.reservations.iter().map(|(b, sz)| format!("reservation {b:#x} ({sz} bytes)")));
+        out.extend(live.pages.iter().map(|(h, sz)| format!("page {h} ({sz} bytes)")));
+        out.extend(live.mallocs.iter().map(|(p, sz)| format!("malloc {p:#x} ({sz} bytes)")));
         out
     }
 
@@ -219,20 +208,12 @@ impl MockDevice {
         Ok(())
     }
 
-    fn violation(s: &mut State, call: &'static str, addr: u64, what: &'static str) -> DeviceError {
-        s.violations.push(format!("{call}: {what} (at {addr:#x})"));
-        DeviceError::misuse(call, addr, what)
-    }
-
-    fn aligned(&self, x: u64) -> bool {
-        x.is_multiple_of(self.granularity)
-    }
-
-    fn in_reservation(s: &State, addr: u64, size: u64) -> bool {
-        match s.reservations.range(..=addr).next_back() {
-            Some((&b, &sz)) => addr.checked_add(size).is_some_and(|end| end <= b + sz),
-            None => false,
+    /// Record a contract violation (and pass the error on).
+    fn note<T>(s: &mut State, r: Result<T>) -> Result<T> {
+        if let Err(DeviceError::Misuse(m)) = &r {
+            s.violations.push(m.to_string());
         }
+        r
     }
 
     fn bump(&self, s: &mut State, size: u64) -> u64 {
@@ -249,42 +230,27 @@ impl MockDevice {
         &self,
         s: &mut State,
         call: &'static str,
-        mut addr: u64,
+        addr: u64,
         len: usize,
         mut f: impl FnMut(&mut [u8], usize),
     ) -> Result<()> {
-        let mut done = 0usize;
+        let r = s.ledger.check_accessible(call, addr, len as u64);
+        Self::note(s, r)?;
+        let (mut at, mut done) = (addr, 0usize);
         while done < len {
-            let want = (len - done) as u64;
-            if let Some((&b, m)) = s.mappings.range(..=addr).next_back() {
-                if addr < b + m.size {
-                    if !m.access.contains(&self.ordinal) {
-                        return Err(Self::violation(s, call, addr, "access not set"));
-                    }
-                    let handle = m.handle;
-                    let off = addr - b;
-                    let n = want.min(m.size - off);
-                    let page = s.pages.get_mut(&handle).expect("mapped page exists");
-                    let data = page.data.get_or_insert_with(|| vec![0; page.size as usize]);
-                    f(&mut data[off as usize..(off + n) as usize], done);
-                    done += n as usize;
-                    addr += n;
-                    continue;
+            let (base, key, size) = match s.ledger.mapping_at(at) {
+                Some((base, handle, size)) => (base, handle, size),
+                None => {
+                    let (p, size) = s.ledger.malloc_at(at).expect("checked accessible");
+                    (p, p, size)
                 }
-            }
-            if let Some((&p, (sz, data))) = s.mallocs.range_mut(..=addr).next_back() {
-                if addr < p + *sz {
-                    let off = addr - p;
-                    let n = want.min(*sz - off);
-                    let size = *sz as usize;
-                    let data = data.get_or_insert_with(|| vec![0; size]);
-                    f(&mut data[off as usize..(off + n) as usize], done);
-                    done += n as usize;
-                    addr += n;
-                    continue;
-                }
-            }
-            return Err(Self::violation(s, call, addr, "address not mapped"));
+            };
+            let off = at - base;
+            let n = ((len - done) as u64).min(size - off);
+            let data = s.data.entry(key).or_insert_with(|| vec![0; size as usize]);
+            f(&mut data[off as usize..(off + n) as usize], done);
+            done += n as usize;
+            at += n;
         }
         Ok(())
     }
@@ -332,27 +298,22 @@ impl Device for MockDevice {
         if !self.virtual_memory {
             return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
-        if size == 0 || !self.aligned(size) {
-            return Err(Self::violation(&mut s, "reserve", size, "size not a non-zero multiple of the granularity"));
-        }
+        let r = s.ledger.check_size("reserve", size);
+        Self::note(&mut s, r)?;
         if size > 1 << 52 {
             return Err(DeviceError::OutOfMemory { call: "reserve", requested: size });
         }
         let addr = self.bump(&mut s, size);
-        s.reservations.insert(addr, size);
+        s.ledger.add_reservation(addr, size);
         Ok(addr)
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleaseReservation)?;
-        if s.reservations.get(&base) != Some(&size) {
-            return Err(Self::violation(&mut s, "release_reservation", base, "not a reservation of that size"));
-        }
-        if s.mappings.range(base..base + size).next().is_some() {
-            return Err(Self::violation(&mut s, "release_reservation", base, "reservation still has mappings"));
-        }
-        s.reservations.remove(&base);
+        let r = s.ledger.check_release_reservation(base, size);
+        Self::note(&mut s, r)?;
+        s.ledger.remove_reservation(base);
         Ok(())
     }
 
@@ -362,90 +323,47 @@ impl Device for MockDevice {
         if !self.virtual_memory {
             return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
-        if size == 0 || !self.aligned(size) {
-            return Err(Self::violation(
-                &mut s,
-                "create_page",
-                size,
-                "size not a non-zero multiple of the granularity",
-            ));
-        }
+        let r = s.ledger.check_size("create_page", size);
+        Self::note(&mut s, r)?;
         if s.used.saturating_add(size) > self.capacity {
             return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
         }
         s.used += size;
         let id = s.next_id;
         s.next_id += 1;
-        s.pages.insert(id, Page { size, mapped_at: None, data: None });
+        s.ledger.add_page(id, size);
         Ok(PageHandle(id))
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleasePage)?;
-        match s.pages.get(&page.0) {
-            None => Err(Self::violation(&mut s, "release_page", page.0, "unknown page handle")),
-            Some(p) if p.mapped_at.is_some() => {
-                Err(Self::violation(&mut s, "release_page", page.0, "page still mapped"))
-            }
-            Some(p) => {
-                let size = p.size;
-                s.pages.remove(&page.0);
-                s.used -= size;
-                Ok(())
-            }
-        }
+        let r = s.ledger.check_release_page(page.0);
+        let size = Self::note(&mut s, r)?;
+        s.ledger.remove_page(page.0);
+        s.data.remove(&page.0);
+        s.used -= size;
+        Ok(())
     }
 
     fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Map)?;
-        let size = match s.pages.get(&page.0) {
-            None => return Err(Self::violation(&mut s, "map", page.0, "unknown page handle")),
-            Some(p) if p.mapped_at.is_some() => {
-                return Err(Self::violation(&mut s, "map", page.0, "page already mapped"))
-            }
-            Some(p) => p.size,
-        };
-        if !self.aligned(addr) {
-            return Err(Self::violation(&mut s, "map", addr, "address not aligned to the granularity"));
-        }
-        if !Self::in_reservation(&s, addr, size) {
-            return Err(Self::violation(&mut s, "map", addr, "range not inside one reservation"));
-        }
-        let overlaps_prev = s.mappings.range(..=addr).next_back().is_some_and(|(&b, m)| addr < b + m.size);
-        let overlaps_next = s.mappings.range(addr..addr + size).next().is_some();
-        if overlaps_prev || overlaps_next {
-            return Err(Self::violation(&mut s, "map", addr, "address already mapped"));
-        }
-        s.pages.get_mut(&page.0).expect("checked").mapped_at = Some(addr);
-        s.mappings.insert(addr, Mapping { handle: page.0, size, access: Vec::new() });
+        let r = s.ledger.check_map(addr, page.0);
+        let size = Self::note(&mut s, r)?;
+        s.ledger.add_mapping(addr, page.0, size);
+        s.access.insert(addr, Vec::new());
         Ok(())
     }
 
     fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Unmap)?;
-        if !self.aligned(addr) || !self.aligned(size) || size == 0 {
-            return Err(Self::violation(&mut s, "unmap", addr, "range not aligned to the granularity"));
-        }
-        // The range must be exactly a union of whole, contiguous mappings.
-        let mut at = addr;
-        let end = addr + size;
-        let mut bases = Vec::new();
-        while at < end {
-            match s.mappings.get(&at) {
-                Some(m) if at + m.size <= end => {
-                    bases.push(at);
-                    at += m.size;
-                }
-                Some(_) => return Err(Self::violation(&mut s, "unmap", at, "range cuts a mapped page")),
-                None => return Err(Self::violation(&mut s, "unmap", at, "address not mapped")),
-            }
-        }
+        let r = s.ledger.whole_pages("unmap", addr, size);
+        let bases = Self::note(&mut s, r)?;
+        s.ledger.remove_mappings(&bases);
         for b in bases {
-            let m = s.mappings.remove(&b).expect("checked");
-            s.pages.get_mut(&m.handle).expect("mapped page exists").mapped_at = None;
+            s.access.remove(&b);
         }
         Ok(())
     }
@@ -453,29 +371,19 @@ impl Device for MockDevice {
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::SetAccess)?;
-        if !self.aligned(addr) || !self.aligned(size) || size == 0 {
-            return Err(Self::violation(&mut s, "set_access", addr, "range not aligned to the granularity"));
-        }
         if let Some(d) = devices.iter().find(|d| **d != self.ordinal && !self.peers.contains(d)) {
-            return Err(Self::violation(&mut s, "set_access", u64::from(*d), "device is not a peer"));
+            return Self::note(&mut s, Err(DeviceError::misuse("set_access", u64::from(*d), "device is not a peer")));
         }
-        let mut at = addr;
-        let end = addr + size;
-        let mut bases = Vec::new();
-        while at < end {
-            match s.mappings.get(&at) {
-                Some(m) if at + m.size <= end => {
-                    bases.push(at);
-                    at += m.size;
-                }
-                _ => return Err(Self::violation(&mut s, "set_access", at, "range is not whole mapped pages")),
-            }
+        let r = s.ledger.whole_pages("set_access", addr, size);
+        let bases = Self::note(&mut s, r)?;
+        if devices.contains(&self.ordinal) {
+            s.ledger.mark_accessible(&bases);
         }
         for b in bases {
-            let m = s.mappings.get_mut(&b).expect("checked");
+            let list = s.access.entry(b).or_default();
             for d in devices {
-                if !m.access.contains(d) {
-                    m.access.push(*d);
+                if !list.contains(d) {
+                    list.push(*d);
                 }
             }
         }
@@ -486,27 +394,26 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Malloc)?;
         if size == 0 {
-            return Err(Self::violation(&mut s, "malloc", 0, "zero-sized malloc"));
+            return Self::note(&mut s, Err(DeviceError::misuse("malloc", 0, "zero-sized malloc")));
         }
         if s.used.saturating_add(size) > self.capacity {
             return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
         }
         s.used += size;
         let addr = self.bump(&mut s, size);
-        s.mallocs.insert(addr, (size, None));
+        s.ledger.add_malloc(addr, size);
         Ok(addr)
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Free)?;
-        match s.mallocs.remove(&ptr) {
-            Some((size, _)) => {
-                s.used -= size;
-                Ok(())
-            }
-            None => Err(Self::violation(&mut s, "free", ptr, "not a malloc'd pointer")),
-        }
+        let r = s.ledger.check_free(ptr);
+        let size = Self::note(&mut s, r)?;
+        s.ledger.remove_malloc(ptr);
+        s.data.remove(&ptr);
+        s.used -= size;
+        Ok(())
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
@@ -524,7 +431,7 @@ impl Device for MockDevice {
         self.enter(&mut s, Call::QueryEvent)?;
         match s.events.get(&event.0) {
             Some(e) => Ok(e.done),
-            None => Err(Self::violation(&mut s, "query_event", event.0, "unknown event")),
+            None => Self::note(&mut s, Err(DeviceError::misuse("query_event", event.0, "unknown event"))),
         }
     }
 
@@ -533,7 +440,7 @@ impl Device for MockDevice {
         self.enter(&mut s, Call::ReleaseEvent)?;
         match s.events.remove(&event.0) {
             Some(_) => Ok(()),
-            None => Err(Self::violation(&mut s, "release_event", event.0, "unknown event")),
+            None => Self::note(&mut s, Err(DeviceError::misuse("release_event", event.0, "unknown event"))),
         }
     }
 
