@@ -82,6 +82,8 @@ pub struct DeviceAllocator {
     oom_observers: Vec<OomObserver>,
     /// Errors met while tearing down, reported by `Drop`.
     teardown_errors: Vec<String>,
+    /// Highest reserved bytes ever per pool (small, large); never reset.
+    high_water: [u64; 2],
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -113,6 +115,7 @@ impl DeviceAllocator {
             peers: Vec::new(),
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
+            high_water: [0; 2],
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -329,6 +332,7 @@ impl DeviceAllocator {
         let st = stat_type(p.pool);
         increase(&mut self.stats.segment, st, 1);
         increase(&mut self.stats.reserved_bytes, st, size);
+        self.note_high_water(p.pool);
         if size >= self.config.max_split_size {
             self.stats.oversize_segments.increase(1);
         }
@@ -551,8 +555,39 @@ impl DeviceAllocator {
         self.insert_into_pool(id);
         self.total_allocated_memory += range.size;
         increase(&mut self.stats.reserved_bytes, stat_type(b.pool), range.size);
+        self.note_high_water(b.pool);
         self.stats.num_device_alloc += 1;
         Ok(true)
+    }
+
+    fn note_high_water(&mut self, pool: PoolKind) {
+        let current = self.stats.reserved_bytes[stat_type(pool) as usize].current.max(0) as u64;
+        let hw = &mut self.high_water[pool as usize];
+        *hw = (*hw).max(current);
+    }
+
+    /// Driver time (µs, the reference's H200 costs) that PyTorch's uniform
+    /// pages would at least spend to map this allocator's high-water marks:
+    /// one create, map and access grant per small (2 MiB) and large
+    /// (20 MiB) page.
+    fn uniform_pages_cost(&self) -> f64 {
+        let devices = 1.0 + self.peers.len() as f64;
+        let per_page = 10.4 + 0.7 + 26.0 * devices;
+        let small = self.high_water[0].div_ceil(self.config.small_page_size.max(1));
+        let large = self.high_water[1].div_ceil(self.config.large_page_size.max(1));
+        per_page * (small + large) as f64
+    }
+
+    /// How many more pages may be moved within the driver-time budget.
+    fn moves_allowed(&self) -> u64 {
+        let devices = 1.0 + self.peers.len() as f64;
+        let per_move = 17.0 + 0.7 + 26.0 * devices;
+        let budget = self.config.move_budget * self.uniform_pages_cost() - self.stats.pages.driver_us_estimate();
+        if budget <= 0.0 {
+            0
+        } else {
+            (budget / per_move) as u64
+        }
     }
 
     /// expanse: unmap wholly free pages anywhere on the device (any pool,
@@ -597,17 +632,22 @@ impl DeviceAllocator {
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let mut supply = Vec::new();
         let mut got = 0u64;
+        // Moving is bounded by the driver-time budget: past it, segments grow
+        // by new pages only, and the cost stays within `move_budget` times
+        // what uniform pages would cost however long the program runs.
+        let mut allowed = self.moves_allowed();
         for (_, id, pages) in candidates {
-            if got >= need {
+            if got >= need || allowed == 0 {
                 break;
             }
             // A suffix run of this block's pages, each fitting the room.
             let mut lo = None;
             let mut hi = 0;
             for &(a, s) in pages.iter().rev() {
-                if got >= need || s > room {
+                if got >= need || s > room || allowed == 0 {
                     break;
                 }
+                allowed -= 1;
                 if lo.is_none() {
                     hi = a + s;
                 }

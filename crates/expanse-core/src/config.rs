@@ -47,6 +47,10 @@ pub struct Config {
     /// this creates several pages, so that freed memory is more often made
     /// of wholly free pages that can be moved).
     pub max_page_size: u64,
+    /// expanse mode: pages are moved only while the estimated driver time
+    /// stays below this multiple of what PyTorch's uniform pages would cost
+    /// for the same high-water marks (0 turns moving off).
+    pub move_budget: f64,
 }
 
 impl Default for Config {
@@ -63,6 +67,7 @@ impl Default for Config {
             large_page_size: 20 * MIB,
             min_grow_size: 8 * MIB,
             max_page_size: 40 * MIB,
+            move_budget: 1.75,
         }
     }
 }
@@ -119,6 +124,7 @@ const KNOWN_KEYS: &[&str] = &[
     "large_page_size_mb",
     "min_grow_size_mb",
     "max_page_size_mb",
+    "move_budget",
     "backend",
     "release_lock_on_cudamalloc",
     "pinned_use_cuda_host_register",
@@ -221,6 +227,13 @@ impl Config {
                     "max_page_size_mb" => self.max_page_size = bytes,
                     _ => self.min_grow_size = bytes,
                 }
+            }
+            "move_budget" => {
+                let f: f64 = value.parse().map_err(|_| bad("a non-negative number (multiple of the uniform-page driver cost)"))?;
+                if !(f >= 0.0 && f.is_finite()) {
+                    return Err(bad("a non-negative number (multiple of the uniform-page driver cost)"));
+                }
+                self.move_budget = f;
             }
             "backend" => {
                 if value != "native" {
