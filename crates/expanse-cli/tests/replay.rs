@@ -173,3 +173,101 @@ fn help_lists_the_commands() {
         assert!(s.contains(c), "help lacks {c}");
     }
 }
+
+/// Read a shared trace's events (gzip text) as (op, id, size, stream).
+fn events(name: &str) -> Vec<(char, u64, u64, u64)> {
+    use std::io::Read;
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(trace(name)).unwrap()).read_to_string(&mut s).unwrap();
+    s.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<u64> = l[2..].split(',').map(|x| x.parse().unwrap()).collect();
+            (l.as_bytes()[0] as char, f[0], f.get(1).copied().unwrap_or(0), f.get(2).copied().unwrap_or(0))
+        })
+        .collect()
+}
+
+fn write_trace(name: &str, ev: &[(char, u64, u64, u64)]) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("expanse-{}-{name}.csv", std::process::id()));
+    let text: String = ev
+        .iter()
+        .map(
+            |&(op, id, size, stream)| if op == 'a' { format!("a,{id},{size},{stream}\n") } else { format!("f,{id}\n") },
+        )
+        .collect();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn compare_on(path: &std::path::Path) -> (serde_json::Value, serde_json::Value) {
+    let run = |conf: &str| {
+        let out = exe()
+            .args(["replay", path.to_str().unwrap(), "--backend", "sim", "--conf", conf, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    (run("expandable_segments:True"), run("expandable_segments:True,pytorch_compat:True"))
+}
+
+/// Sixteen times the training steps (the trace's transient allocations
+/// repeated): page moving must not keep adding driver time step after
+/// step while PyTorch's stays flat after warm-up.
+#[test]
+fn driver_time_stays_bounded_on_long_runs() {
+    let ev = events("resnet_train");
+    let freed: std::collections::HashSet<u64> = ev.iter().filter(|e| e.0 == 'f').map(|e| e.1).collect();
+    let mut long = ev.clone();
+    let mut next = 1u64 << 40;
+    for _ in 0..15 {
+        let mut map = std::collections::HashMap::new();
+        for &(op, id, size, stream) in &ev {
+            match op {
+                'a' if freed.contains(&id) => {
+                    next += 1;
+                    map.insert(id, next);
+                    long.push(('a', next, size, stream));
+                }
+                'f' => long.push(('f', map[&id], 0, 0)),
+                _ => {}
+            }
+        }
+    }
+    let path = write_trace("long", &long);
+    let (ours, pytorch) = compare_on(&path);
+    std::fs::remove_file(&path).ok();
+    let ratio = f(&ours, "driver_us_estimate") / f(&pytorch, "driver_us_estimate");
+    assert!(ratio <= 2.0, "driver estimate {ratio:.2}x PyTorch's over sixteen times the steps");
+    assert!(f(&ours, "fragmentation") < f(&pytorch, "fragmentation"));
+}
+
+/// Big buffers on a second stream and some middle ones on a third (as
+/// FSDP's all-gathers): pages move between the streams' segments within
+/// the driver budget, and fragmentation stays below PyTorch's.
+#[test]
+fn multi_stream_runs_beat_pytorch_within_the_budget() {
+    for name in ["gpt2_train", "resnet_train"] {
+        let ev: Vec<_> = events(name)
+            .into_iter()
+            .map(|(op, id, size, _)| {
+                let stream = if size >= 32 << 20 {
+                    1
+                } else if size >= 4 << 20 && id % 3 == 0 {
+                    2
+                } else {
+                    0
+                };
+                (op, id, size, stream)
+            })
+            .collect();
+        let path = write_trace(&format!("streams-{name}"), &ev);
+        let (ours, pytorch) = compare_on(&path);
+        std::fs::remove_file(&path).ok();
+        let ratio = f(&ours, "driver_us_estimate") / f(&pytorch, "driver_us_estimate");
+        assert!(ratio <= 2.0, "{name}: driver estimate {ratio:.2}x");
+        assert!(f(&ours, "fragmentation") < f(&pytorch, "fragmentation"), "{name}: {} vs {}", ours, pytorch);
+        assert!(u(&ours, "pages_moved") > 0);
+    }
+}

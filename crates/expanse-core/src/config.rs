@@ -40,8 +40,10 @@ pub struct Config {
     pub small_page_size: u64,
     /// Expandable-segment page size of the large pool (PyTorch: 20 MiB).
     pub large_page_size: u64,
-    /// expanse mode: smallest physical page created when a segment grows
-    /// (bigger pages mean fewer driver calls, smaller ones less waste).
+    /// expanse mode: smallest physical page created when a large-pool
+    /// segment grows while driver time is far below the budget; pages grow
+    /// towards `large_page_size` as the budget is used up (bigger pages
+    /// mean fewer driver calls, smaller ones less waste).
     pub min_grow_size: u64,
     /// expanse mode: largest physical page created (a growth larger than
     /// this creates several pages, so that freed memory is more often made
@@ -65,7 +67,7 @@ impl Default for Config {
             per_process_memory_fraction: None,
             small_page_size: 2 * MIB,
             large_page_size: 20 * MIB,
-            min_grow_size: 8 * MIB,
+            min_grow_size: 2 * MIB,
             max_page_size: 40 * MIB,
             move_budget: 1.75,
         }
@@ -431,6 +433,8 @@ mod tests {
             ("roundup_power2_divisions:3", "roundup_power2_divisions"),
             ("roundup_power2_divisions:[65:4]", "roundup_power2_divisions"),
             ("large_page_size_mb:3", "large_page_size_mb"),
+            ("move_budget:-1", "move_budget"),
+            ("move_budget:inf", "move_budget"),
         ] {
             match Config::parse(s) {
                 Err(ConfigError::BadValue { key: k, expected, .. }) => {
