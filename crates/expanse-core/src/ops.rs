@@ -71,6 +71,37 @@ pub fn decode(bytes: &[u8], max_size: u64) -> Vec<Op> {
     ops
 }
 
+/// `count` pseudo-random operations from `seed` (xorshift): slightly more
+/// frees than allocations so the live set stays bounded; sizes tiny (60%),
+/// small-pool (20%) or up to `max_size` (20%); streams 0 and 1 when
+/// `streams` is true; an `empty_cache` now and then.
+pub fn random_ops(seed: u64, count: usize, max_size: u64, streams: bool) -> Vec<Op> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    (0..count)
+        .map(|_| {
+            let v = next();
+            match v % 100 {
+                0..=46 => {
+                    let size = match (v >> 8) % 10 {
+                        0..=5 => (v >> 16) % 8192 + 1,
+                        6..=7 => (v >> 16) % (2 << 20) + 1,
+                        _ => (v >> 16) % max_size.max(1) + 1,
+                    };
+                    Op::Alloc { size, stream: if streams { (v >> 40) % 2 } else { 0 } }
+                }
+                47..=97 => Op::Free { index: (v >> 8) as usize },
+                _ => Op::EmptyCache,
+            }
+        })
+        .collect()
+}
+
 /// Applies operations and checks the allocator against a shadow model.
 pub struct Runner {
     /// Live allocations: address -> (size requested, fill byte).

@@ -471,33 +471,12 @@ fn injected_device_failures_leave_state_intact(mode: Mode) {
 /// operations, contents written and checked through host-backend memory,
 /// invariants checked after every operation.
 fn random_ops_with_contents_on_host(mode: Mode) {
-    use expanse_core::ops::{Op, Runner};
+    use expanse_core::ops::{random_ops, Runner};
     let host = Arc::new(expanse_host::HostDevice::with_capacity(2 << 30, 2 * MIB).unwrap());
     let mut a = DeviceAllocator::new(host as Arc<dyn Device>, mode.config());
     let mut r = Runner::default();
     r.check_contents = true;
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ mode as u64;
-    let mut rand = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for _ in 0..10_000 {
-        let v = rand();
-        // Slightly more frees than allocations keep the live set bounded.
-        let op = match v % 100 {
-            0..=46 => {
-                let size = match (v >> 8) % 10 {
-                    0..=5 => (v >> 16) % 8192 + 1,
-                    6..=7 => (v >> 16) % (2 * MIB) + 1,
-                    _ => (v >> 16) % (64 * MIB) + 1,
-                };
-                Op::Alloc { size, stream: (v >> 40) % 2 }
-            }
-            47..=97 => Op::Free { index: (v >> 8) as usize },
-            _ => Op::EmptyCache,
-        };
+    for op in random_ops(0x9E37_79B9_7F4A_7C15 ^ mode as u64, 10_000, 64 * MIB, true) {
         r.step(&mut a, op).unwrap_or_else(|e| panic!("after {op:?}: {e}"));
     }
     assert!(r.ooms == 0, "a 2 GiB device ran out of memory");

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use expanse_core::ops::{Op, Runner};
+use expanse_core::ops::{random_ops, Runner};
 use expanse_core::{Config, DeviceAllocator, StreamId};
 use expanse_cuda::CudaDevice;
 use expanse_device::Device;
@@ -34,31 +34,11 @@ fn conformance_suite_on_cuda() {
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
-fn random_ops(d: &Arc<CudaDevice>, config: Config, seed: u64) {
+fn random_ops_on(d: &Arc<CudaDevice>, config: Config, seed: u64) {
     let mut a = DeviceAllocator::new(Arc::clone(d) as Arc<dyn Device>, config);
     let mut r = Runner::default();
     r.check_contents = true;
-    let mut x = seed | 1;
-    let mut rand = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for _ in 0..3000 {
-        let v = rand();
-        let op = match v % 100 {
-            0..=46 => {
-                let size = match (v >> 8) % 10 {
-                    0..=5 => (v >> 16) % 8192 + 1,
-                    6..=7 => (v >> 16) % (2 << 20) + 1,
-                    _ => (v >> 16) % (256 << 20) + 1,
-                };
-                Op::Alloc { size, stream: 0 }
-            }
-            47..=97 => Op::Free { index: (v >> 8) as usize },
-            _ => Op::EmptyCache,
-        };
+    for op in random_ops(seed, 3000, 256 << 20, false) {
         r.step(&mut a, op).unwrap_or_else(|e| panic!("after {op:?}: {e}"));
     }
     r.finish(&mut a).unwrap();
@@ -72,7 +52,7 @@ fn allocator_random_ops_with_contents_on_cuda() {
             .iter()
             .enumerate()
     {
-        random_ops(&d, Config::parse(conf).unwrap(), 0x5EED + i as u64);
+        random_ops_on(&d, Config::parse(conf).unwrap(), 0x5EED + i as u64);
         println!("random ops with contents, {conf}: ok");
     }
 }
