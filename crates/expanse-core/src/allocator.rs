@@ -621,6 +621,13 @@ impl DeviceAllocator {
     /// `target` (the unmapped block being mapped) and its neighbours are
     /// never touched.
     fn take_free_pages(&mut self, need: u64, target: BlockId) -> Result<Vec<Page>, AllocError> {
+        // Moving is bounded by the driver-time budget: past it, segments grow
+        // by new pages only, and the cost stays within `move_budget` times
+        // what uniform pages would cost however long the program runs.
+        let mut allowed = self.moves_allowed();
+        if allowed == 0 || need == 0 {
+            return Ok(Vec::new());
+        }
         let t = self.blocks.get(target);
         let room = t.size;
         let exclude = [Some(target), t.prev, t.next];
@@ -657,19 +664,16 @@ impl DeviceAllocator {
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let mut supply = Vec::new();
         let mut got = 0u64;
-        // Moving is bounded by the driver-time budget: past it, segments grow
-        // by new pages only, and the cost stays within `move_budget` times
-        // what uniform pages would cost however long the program runs.
-        let mut allowed = self.moves_allowed();
         for (_, id, pages) in candidates {
             if got >= need || allowed == 0 {
                 break;
             }
-            // A suffix run of this block's pages, each fitting the room.
+            // A suffix run of this block's pages, all of them fitting the
+            // unmapped run they will be placed in.
             let mut lo = None;
             let mut hi = 0;
             for &(a, s) in pages.iter().rev() {
-                if got >= need || s > room || allowed == 0 {
+                if got >= need || got + s > room || allowed == 0 {
                     break;
                 }
                 allowed -= 1;

@@ -168,16 +168,12 @@ impl Config {
 
     /// Apply a PyTorch-style string to this configuration.
     pub fn apply(&mut self, s: &str) -> Result<(), ConfigError> {
+        // All or nothing: a bad key or value leaves `self` unchanged.
+        let mut next = self.clone();
         for (key, value) in split_pairs(s)? {
-            self.set(&key, &value)?;
+            next.set(&key, &value)?;
         }
-        self.validate()
-    }
-
-    fn validate(&self) -> Result<(), ConfigError> {
-        if self.garbage_collection_threshold > 0.0 && self.per_process_memory_fraction.is_none() {
-            // Accepted, as in PyTorch, but it has no effect without a fraction.
-        }
+        *self = next;
         Ok(())
     }
 
@@ -446,6 +442,15 @@ mod tests {
         }
         let e = Config::parse("expandable_segments:yes").unwrap_err().to_string();
         assert!(e.contains("True or False"), "{e}");
+    }
+
+    #[test]
+    fn apply_is_all_or_nothing() {
+        let mut c = Config::default();
+        assert!(c.apply("max_split_size_mb:64,bogus:1").is_err());
+        assert_eq!(c, Config::default());
+        c.apply("max_split_size_mb:64").unwrap();
+        assert_eq!(c.max_split_size, 64 * MIB);
     }
 
     #[test]
