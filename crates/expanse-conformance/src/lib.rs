@@ -251,6 +251,8 @@ pub fn events_complete_after_synchronize(d: &dyn Device) -> Check {
     let e = ok(d.record_event(s), "record_event")?;
     ok(d.synchronize_stream(s), "synchronize_stream")?;
     ensure!(ok(d.query_event(e), "query_event")?, "event not complete after synchronizing its stream");
+    // Another stream can be ordered after the event without a host wait.
+    ok(d.wait_event(StreamId::DEFAULT, e), "wait_event")?;
     ok(d.release_event(e), "release_event")?;
     ok(d.synchronize(), "synchronize")
 }

@@ -207,7 +207,7 @@ impl DeviceAllocator {
         let pool = Self::pool_of(size);
         let mut p = Params { size, alloc_size: allocation_size(size), stream, pool, block: None };
 
-        let mut found = self.get_free_block(&mut p);
+        let mut found = self.get_free_block(&mut p) || self.lend_free_block(&mut p);
         if !found {
             if self.gc_enabled() {
                 self.garbage_collect_cached_blocks()?;
@@ -220,7 +220,7 @@ impl DeviceAllocator {
             return Err(self.out_of_memory(&p));
         }
         let id = p.block.expect("found block");
-        Ok(self.alloc_found_block(&p, id, orig_size))
+        self.alloc_found_block(&p, id, orig_size)
     }
 
     fn out_of_memory(&mut self, p: &Params) -> AllocError {
@@ -350,7 +350,7 @@ impl DeviceAllocator {
         }
     }
 
-    fn alloc_found_block(&mut self, p: &Params, id: BlockId, orig_size: u64) -> u64 {
+    fn alloc_found_block(&mut self, p: &Params, id: BlockId, orig_size: u64) -> Result<u64, AllocError> {
         let st = stat_type(p.pool);
         let split = self.should_split(self.blocks.get(id), p.size);
         let b = self.blocks.get(id);
@@ -361,7 +361,9 @@ impl DeviceAllocator {
             // [block of size][remaining] — the remaining keeps the old id.
             let remaining = id;
             let r = self.blocks.get(remaining).clone();
-            let mut nb = Block::new(r.addr, p.size, p.stream, p.pool, r.segment);
+            // Blocks keep their segment's stream; `last_use` says who used it.
+            let mut nb = Block::new(r.addr, p.size, r.stream, p.pool, r.segment);
+            nb.last_use = r.last_use.clone();
             nb.prev = r.prev;
             nb.next = Some(remaining);
             let new_id = self.blocks.insert(nb);
@@ -388,6 +390,7 @@ impl DeviceAllocator {
             decrease(&mut self.stats.inactive_split_bytes, st, size);
             decrease(&mut self.stats.inactive_split, st, 1);
         }
+        self.order_reuse(id, p.stream)?;
         let b = self.blocks.get_mut(id);
         b.allocated = true;
         b.requested = orig_size;
@@ -401,7 +404,59 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
         }
-        addr
+        Ok(addr)
+    }
+
+    /// Order `stream`'s coming work after every other stream that may still
+    /// touch block `id`: an event recorded on each, waited on by `stream`
+    /// (no host wait). Then `stream` is the block's only user.
+    fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
+        let others: Vec<StreamId> = self.blocks.get(id).last_use.iter().copied().filter(|s| *s != stream).collect();
+        for other in others {
+            let e = self.device.record_event(other)?;
+            let waited = self.device.wait_event(stream, e);
+            let released = self.device.release_event(e);
+            waited?;
+            released?;
+            self.stats.cross_stream_waits += 1;
+        }
+        let b = self.blocks.get_mut(id);
+        b.last_use.clear();
+        b.last_use.push(stream);
+        Ok(())
+    }
+
+    /// expanse: when the request's stream has no cached block that fits,
+    /// take the best-fitting free block of another stream's expandable
+    /// segment instead of growing. The reuse is stream-ordered by
+    /// `order_reuse` (an event wait, no page operation, no host wait).
+    fn lend_free_block(&mut self, p: &mut Params) -> bool {
+        if !self.expanse_mode() || !self.config.expandable_segments {
+            return false;
+        }
+        let blocks = &self.blocks;
+        let pool = &mut self.pools[p.pool as usize];
+        let mut best: Option<crate::pool::FreeKey> = None;
+        let mut from = (StreamId(0), p.size, 0u64, 0 as BlockId);
+        // One best-fit look-up per stream: keys are (stream, size, ...).
+        while let Some(&k) = pool.free.range(from..).next() {
+            if k.1 < p.size {
+                // A new stream's first block is too small: jump to the size.
+                from = (k.0, p.size, 0, 0);
+                continue;
+            }
+            if k.0 != p.stream && blocks.get(k.3).is_expandable() && best.is_none_or(|b| k.1 < b.1) {
+                best = Some(k);
+            }
+            match k.0 .0.checked_add(1) {
+                Some(n) => from = (StreamId(n), 0, 0, 0),
+                None => break,
+            }
+        }
+        let Some(k) = best else { return false };
+        pool.free.remove(&k);
+        p.block = Some(k.3);
+        true
     }
 
     // ------------------------------------------------------------ expandable
@@ -698,6 +753,12 @@ impl DeviceAllocator {
         let SegmentRef::Expandable(slot) = b.segment else {
             return Ok(Vec::new());
         };
+        // The segment synchronizes its own stream; streams that borrowed
+        // this memory must be finished with it too.
+        for s in b.last_use.iter().filter(|s| **s != b.stream) {
+            self.device.synchronize_stream(*s)?;
+            self.stats.pages.stream_syncs += 1;
+        }
         let device = Arc::clone(&self.device);
         let seg = self.segments[slot].as_mut().expect("live segment");
         let (range, pages) = seg.unmap(device.as_ref(), addr, size, &mut self.stats.pages)?;
@@ -708,6 +769,7 @@ impl DeviceAllocator {
         let before = range.addr - b.addr;
         if before > 0 {
             let mut f = Block::new(b.addr, before, b.stream, b.pool, b.segment);
+            f.last_use = b.last_use.clone();
             f.prev = b.prev;
             f.next = Some(id);
             let fid = self.blocks.insert(f);
@@ -720,6 +782,7 @@ impl DeviceAllocator {
         let after = b.end() - range.end();
         if after > 0 {
             let mut f = Block::new(range.end(), after, b.stream, b.pool, b.segment);
+            f.last_use = b.last_use.clone();
             f.prev = Some(id);
             f.next = b.next;
             let fid = self.blocks.insert(f);
@@ -734,6 +797,8 @@ impl DeviceAllocator {
             blk.addr = range.addr;
             blk.size = range.size;
             blk.mapped = false;
+            // Unmapped memory has no users.
+            blk.last_use.clear();
         }
         let prev = self.blocks.get(id).prev;
         let next = self.blocks.get(id).next;
@@ -767,6 +832,11 @@ impl DeviceAllocator {
         let s = s.clone();
         let src_is_prev = d.prev == Some(src);
         self.remove_from_pool(src);
+        for u in &s.last_use {
+            if !self.blocks.get(dst).last_use.contains(u) {
+                self.blocks.get_mut(dst).last_use.push(*u);
+            }
+        }
         if src_is_prev {
             if let Some(pp) = s.prev {
                 self.blocks.get_mut(pp).next = Some(dst);
@@ -1161,6 +1231,17 @@ impl DeviceAllocator {
             }
             match self.segment(b) {
                 Some(seg) => {
+                    if b.stream != seg.stream() {
+                        return Err(format!(
+                            "block {:#x} on stream {:?} in a segment of stream {:?}",
+                            b.addr,
+                            b.stream,
+                            seg.stream()
+                        ));
+                    }
+                    if !b.mapped && !b.last_use.is_empty() {
+                        return Err(format!("unmapped block {:#x} has users", b.addr));
+                    }
                     if b.mapped {
                         if !seg.is_mapped(b.addr, b.size) {
                             return Err(format!("mapped block {:#x}+{} has unmapped bytes", b.addr, b.size));

@@ -61,6 +61,10 @@ pub struct Block {
     pub stream_uses: Vec<StreamId>,
     /// Pool's free-block-search count when the block was cached (for GC age).
     pub gc_base: u64,
+    /// Streams whose queued work may still touch this memory (the streams
+    /// it was last used on). Reuse on another stream, or unmapping, must
+    /// first be ordered after them.
+    pub last_use: Vec<StreamId>,
 }
 
 impl Block {
@@ -80,6 +84,7 @@ impl Block {
             event_count: 0,
             stream_uses: Vec::new(),
             gc_base: 0,
+            last_use: Vec::new(),
         }
     }
 

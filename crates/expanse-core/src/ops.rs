@@ -115,6 +115,11 @@ pub struct Runner {
     counter: u8,
     /// Allocations refused for lack of memory.
     pub ooms: usize,
+    /// What the last step did: `Some((address, size, stream, allocated))`
+    /// for an allocation (`true`) or a free (`false`).
+    pub last: Option<(u64, u64, StreamId, bool)>,
+    /// Stream of each live allocation.
+    streams: BTreeMap<u64, StreamId>,
 }
 
 impl Default for Runner {
@@ -126,6 +131,8 @@ impl Default for Runner {
             check_invariants: true,
             counter: 0,
             ooms: 0,
+            last: None,
+            streams: BTreeMap::new(),
         }
     }
 }
@@ -160,6 +167,7 @@ impl Runner {
 
     /// Apply one operation; `Err` describes the first broken property.
     pub fn step(&mut self, a: &mut DeviceAllocator, op: Op) -> Result<(), String> {
+        self.last = None;
         match op {
             Op::Alloc { size, stream } => match a.malloc(size, StreamId(stream)) {
                 Ok(ptr) => {
@@ -178,6 +186,8 @@ impl Runner {
                     }
                     self.live.insert(ptr, (size, self.counter));
                     self.order.push(ptr);
+                    self.streams.insert(ptr, StreamId(stream));
+                    self.last = Some((ptr, size, StreamId(stream), true));
                 }
                 Err(AllocError::OutOfMemory { .. }) => self.ooms += 1,
                 Err(e) => return Err(format!("malloc({size}): {e}")),
@@ -193,6 +203,8 @@ impl Runner {
                     if a.free(ptr).is_ok() {
                         return Err(format!("double free of {ptr:#x} was accepted"));
                     }
+                    let stream = self.streams.remove(&ptr).expect("shadow");
+                    self.last = Some((ptr, size, stream, false));
                 }
             }
             Op::RecordStream { index, stream } => {
@@ -232,6 +244,7 @@ impl Runner {
                 self.verify(a, ptr, size, byte)?;
             }
             a.free(ptr).map_err(|e| format!("free({ptr:#x}): {e}"))?;
+            self.streams.remove(&ptr);
         }
         a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?;
         a.check_invariants()?;

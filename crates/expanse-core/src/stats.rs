@@ -145,6 +145,9 @@ pub struct DeviceStats {
     pub oversize_segments: Stat,
     /// Page operations of expandable segments.
     pub pages: PageOps,
+    /// Reuses of a block on another stream than its last user's, ordered
+    /// by an event wait (expanse's cross-stream lending).
+    pub cross_stream_waits: u64,
 }
 
 const STAT_TYPES: [(&str, usize); 3] = [("all", 0), ("small_pool", 1), ("large_pool", 2)];
@@ -231,6 +234,9 @@ impl DeviceStats {
         out.push(("num_sync_all_streams".into(), clamp(self.num_sync_all_streams)));
         out.push(("num_device_alloc".into(), clamp(self.num_device_alloc)));
         out.push(("num_device_free".into(), clamp(self.num_device_free)));
+        // expanse's own counters, after PyTorch's keys.
+        out.push(("num_cross_stream_waits".into(), clamp(self.cross_stream_waits)));
+        out.push(("num_pages_moved".into(), clamp(self.pages.moved)));
         out.push((
             "max_split_size".into(),
             if self.max_split_size == u64::MAX { -1 } else { clamp(self.max_split_size) },

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use expanse_core::ops::{decode, Runner};
 use expanse_core::{Config, DeviceAllocator};
 use expanse_device::Device;
-use expanse_mock::MockDevice;
+use expanse_device::StreamId;
+use expanse_mock::{MockDevice, Ordering};
 use proptest::prelude::*;
 
 const MIB: u64 = 1 << 20;
@@ -20,11 +21,43 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
     {
         let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, config);
         let mut r = Runner::default();
+        // Freed memory: (address, size, stream that used it, ordering-log
+        // length at the free).
+        let mut freed: Vec<(u64, u64, StreamId, usize)> = Vec::new();
         for (i, op) in decode(bytes, 300 * MIB).into_iter().enumerate() {
             if let Err(e) = r.step(&mut a, op) {
                 return Err(TestCaseError::fail(format!("op {i} {op:?}: {e}")));
             }
             prop_assert!(d.violations().is_empty(), "op {} {:?}: {:?}", i, op, d.violations());
+            match r.last {
+                Some((ptr, size, stream, false)) => freed.push((ptr, size, stream, d.ordering().len())),
+                Some((ptr, size, stream, true)) => {
+                    // Memory another stream used must not be handed out
+                    // before that stream's work is ordered first: a wait of
+                    // this stream on it, or a host synchronization.
+                    let log = d.ordering();
+                    for &(fa, fs, fstream, at) in &freed {
+                        if fa < ptr + size && ptr < fa + fs && fstream != stream {
+                            let ordered = log[at..].iter().any(|o| match *o {
+                                Ordering::Wait { waiter, on } => waiter == stream && on == fstream,
+                                Ordering::SyncStream(s) => s == fstream,
+                                Ordering::SyncAll => true,
+                            });
+                            prop_assert!(
+                                ordered,
+                                "op {}: {:#x}+{} reused on {:?} without ordering after {:?}",
+                                i,
+                                ptr,
+                                size,
+                                stream,
+                                fstream
+                            );
+                        }
+                    }
+                    freed.retain(|&(fa, fs, _, _)| !(fa < ptr + size && ptr < fa + fs));
+                }
+                None => {}
+            }
             if hold_events && i % 7 == 0 {
                 d.complete_events();
             }

@@ -238,6 +238,10 @@ impl Device for CudaDevice {
         result::event_destroy(self.current()?, event.0)
     }
 
+    fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()> {
+        result::stream_wait_event(self.current()?, stream.0, event.0)
+    }
+
     fn synchronize_stream(&self, stream: StreamId) -> Result<()> {
         result::stream_synchronize(self.current()?, stream.0)
     }

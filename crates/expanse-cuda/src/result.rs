@@ -248,6 +248,13 @@ pub fn event_destroy(d: &Driver, e: u64) -> Result<()> {
     check("cuEventDestroy", unsafe { (d.event_destroy)(e as CUevent) })
 }
 
+/// Make `stream` wait for event `e` (no host wait).
+pub fn stream_wait_event(d: &Driver, stream: u64, e: u64) -> Result<()> {
+    // SAFETY: `e` is an event handle we created; `stream` a stream handle
+    // from the user (0 is the default stream).
+    check("cuStreamWaitEvent", unsafe { (d.stream_wait_event)(stream as CUstream, e as CUevent, 0) })
+}
+
 /// Wait for `stream`.
 pub fn stream_synchronize(d: &Driver, stream: u64) -> Result<()> {
     // SAFETY: stream handle value from the user (0 is the default stream).

@@ -138,5 +138,6 @@ driver_api! {
     event_query = "cuEventQuery": fn(CUevent);
     event_destroy = "cuEventDestroy_v2": fn(CUevent);
     stream_synchronize = "cuStreamSynchronize": fn(CUstream);
+    stream_wait_event = "cuStreamWaitEvent": fn(CUstream, CUevent, c_uint);
     get_error_string = "cuGetErrorString": fn(CUresult, *mut *const c_char);
 }

@@ -51,6 +51,7 @@ pub enum Call {
     RecordEvent,
     QueryEvent,
     ReleaseEvent,
+    WaitEvent,
     SynchronizeStream,
     Synchronize,
     Copy,
@@ -58,7 +59,7 @@ pub enum Call {
 
 impl Call {
     /// Every call kind, in declaration order.
-    pub const ALL: [Call; 15] = [
+    pub const ALL: [Call; 16] = [
         Call::Reserve,
         Call::ReleaseReservation,
         Call::CreatePage,
@@ -71,6 +72,7 @@ impl Call {
         Call::RecordEvent,
         Call::QueryEvent,
         Call::ReleaseEvent,
+        Call::WaitEvent,
         Call::SynchronizeStream,
         Call::Synchronize,
         Call::Copy,
@@ -91,6 +93,7 @@ impl Call {
             Call::RecordEvent => "record_event",
             Call::QueryEvent => "query_event",
             Call::ReleaseEvent => "release_event",
+            Call::WaitEvent => "wait_event",
             Call::SynchronizeStream => "synchronize_stream",
             Call::Synchronize => "synchronize",
             Call::Copy => "copy",
@@ -158,6 +161,9 @@ pub trait Device: Send + Sync {
     fn query_event(&self, event: EventId) -> Result<bool>;
     /// Release an event id.
     fn release_event(&self, event: EventId) -> Result<()>;
+    /// Make work queued on `stream` from now on wait until `event`
+    /// completed (`cuStreamWaitEvent`); the host does not wait.
+    fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()>;
     /// Wait until all work queued on `stream` completed.
     fn synchronize_stream(&self, stream: StreamId) -> Result<()>;
     /// Wait until all work on the device completed.

@@ -316,6 +316,10 @@ impl Device for HostDevice {
         Ok(())
     }
 
+    fn wait_event(&self, _stream: StreamId, _event: EventId) -> Result<()> {
+        Ok(())
+    }
+
     fn synchronize_stream(&self, _stream: StreamId) -> Result<()> {
         Ok(())
     }

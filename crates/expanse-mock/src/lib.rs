@@ -48,6 +48,24 @@ struct State {
     failures: HashMap<Call, (u64, DeviceError)>,
     violations: Vec<String>,
     synchronizations: u64,
+    /// Every wait and synchronization, in order.
+    ordering: Vec<Ordering>,
+}
+
+/// A stream-ordering call, in the order the device saw them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordering {
+    /// `waiter` waits for an event recorded on `on`.
+    Wait {
+        /// The waiting stream.
+        waiter: StreamId,
+        /// The stream the event was recorded on.
+        on: StreamId,
+    },
+    /// The host waited for this stream.
+    SyncStream(StreamId),
+    /// The host waited for the whole device.
+    SyncAll,
 }
 
 /// A simulated device that checks every call against the device contract.
@@ -176,6 +194,24 @@ impl MockDevice {
         let s = self.lock();
         let (base, _, _) = s.ledger.mapping_at(addr)?;
         Some(s.access.get(&base).cloned().unwrap_or_default())
+    }
+
+    /// Every `wait_event` so far: (waiting stream, stream the event was
+    /// recorded on).
+    pub fn waits(&self) -> Vec<(StreamId, StreamId)> {
+        let s = self.lock();
+        s.ordering
+            .iter()
+            .filter_map(|o| match o {
+                Ordering::Wait { waiter, on } => Some((*waiter, *on)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every wait and synchronization so far, in order.
+    pub fn ordering(&self) -> Vec<Ordering> {
+        self.lock().ordering.clone()
     }
 
     /// Number of stream / device synchronizations.
@@ -444,10 +480,21 @@ impl Device for MockDevice {
         }
     }
 
+    fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()> {
+        let mut s = self.lock();
+        self.enter(&mut s, Call::WaitEvent)?;
+        let Some(recorded_on) = s.events.get(&event.0).map(|e| e.stream) else {
+            return Self::note(&mut s, Err(DeviceError::misuse("wait_event", event.0, "unknown event")));
+        };
+        s.ordering.push(Ordering::Wait { waiter: stream, on: recorded_on });
+        Ok(())
+    }
+
     fn synchronize_stream(&self, stream: StreamId) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::SynchronizeStream)?;
         s.synchronizations += 1;
+        s.ordering.push(Ordering::SyncStream(stream));
         // Synchronizing waits for the stream's work, held or not.
         for e in s.events.values_mut().filter(|e| e.stream == stream) {
             e.done = true;
@@ -459,6 +506,7 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Synchronize)?;
         s.synchronizations += 1;
+        s.ordering.push(Ordering::SyncAll);
         for e in s.events.values_mut() {
             e.done = true;
         }
