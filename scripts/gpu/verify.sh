@@ -21,6 +21,8 @@ single() {
       .device-bin/expanse replay "traces/$t.trace.csv.gz" --backend cuda --conf "$conf" --json | tee -a "$OUT/2-replay.jsonl"
     done
   done
+  echo "== 2b. cross-stream lending through PyTorch"
+  PYTHONUNBUFFERED=1 python3 scripts/gpu/cross_stream.py 2>&1 | tee "$OUT/2b-cross-stream.txt"
   echo "== 3. GPT-2 small training on three allocators"
   for m in expanse native expandable; do
     PYTHONUNBUFFERED=1 python3 scripts/gpu/train_gpt2.py --mode $m --steps "${STEPS:-200}" --out "$OUT/3-train-$m.json" 2>&1 | grep -v Warning | tail -3
