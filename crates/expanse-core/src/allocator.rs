@@ -4,10 +4,16 @@
 //! best fit per stream, split and merge rules, oversize rules, OOM retry,
 //! stream-ordered reuse, statistics); with `pytorch_compat` they are the
 //! same decisions, byte for byte. Without it, expandable segments add
-//! expanse's improvements: segments grow by moving wholly free pages from
-//! anywhere on the device before creating new ones, pages are sized to the
-//! growth instead of fixed, and oversize / GC rules leave expandable blocks
-//! alone.
+//! expanse's improvements:
+//! - a stream with no cached block that fits borrows the best-fitting free
+//!   block of another stream, ordered by an event wait (`lend_free_block`,
+//!   `order_reuse`);
+//! - segments grow by moving wholly free pages from anywhere on the device
+//!   before creating new ones (`take_free_pages`);
+//! - pages are sized to the growth, from 2 MiB up to 40 MiB;
+//! - moving and page size are governed by a driver-time budget relative to
+//!   PyTorch's uniform pages (`moves_allowed`, `grow_size`);
+//! - the oversize and GC rules leave expandable blocks alone.
 //!
 //! Everything here works on integer addresses and opaque ids; the only
 //! outside effect is calls on the [`Device`].

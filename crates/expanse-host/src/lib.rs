@@ -30,6 +30,9 @@ use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle
 
 /// Default capacity: 16 GiB.
 pub const DEFAULT_CAPACITY: u64 = 16 << 30;
+/// Largest capacity: segments of 9/8 of it, for several streams, must fit
+/// the 128 TiB user address space.
+pub const MAX_CAPACITY: u64 = 16 << 40;
 /// Default granularity: 2 MiB, as on CUDA devices.
 pub const DEFAULT_GRANULARITY: u64 = 2 << 20;
 
@@ -80,6 +83,22 @@ impl HostDevice {
             ));
         }
         let capacity = capacity / granularity * granularity;
+        if capacity == 0 {
+            return Err(DeviceError::misuse(
+                "HostDevice::new",
+                capacity,
+                "capacity must be at least one page (the granularity)",
+            ));
+        }
+        if capacity > MAX_CAPACITY {
+            // Segments reserve 9/8 of the capacity in the 128 TiB user
+            // address space, with room for several streams.
+            return Err(DeviceError::misuse(
+                "HostDevice::new",
+                capacity,
+                "capacity above 16 TiB does not fit the host address space",
+            ));
+        }
         // Twice the capacity of offset space, so that pages of mixed sizes
         // never fail for offset fragmentation before capacity runs out.
         let space = capacity

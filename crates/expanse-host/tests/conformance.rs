@@ -48,3 +48,12 @@ fn pages_are_shared_memory_not_copies() {
     d.release_page(p).unwrap();
     d.release_reservation(base, 2 << 20).unwrap();
 }
+
+#[test]
+fn absurd_capacities_are_refused() {
+    use expanse_device::DeviceError;
+    for cap in [0, 1, 1 << 20, 17 << 40, u64::MAX] {
+        let r = expanse_host::HostDevice::with_capacity(cap, 2 << 20);
+        assert!(matches!(r, Err(DeviceError::Misuse(_))), "{cap}: {r:?}");
+    }
+}
