@@ -366,22 +366,7 @@ impl DeviceAllocator {
         if split {
             // [block of size][remaining] — the remaining keeps the old id.
             let remaining = id;
-            let r = self.blocks.get(remaining).clone();
-            // Blocks keep their segment's stream; `last_use` says who used it.
-            let mut nb = Block::new(r.addr, p.size, r.stream, p.pool, r.segment);
-            nb.last_use = r.last_use.clone();
-            nb.prev = r.prev;
-            nb.next = Some(remaining);
-            let new_id = self.blocks.insert(nb);
-            if let Some(prev) = r.prev {
-                self.blocks.get_mut(prev).next = Some(new_id);
-            }
-            {
-                let rb = self.blocks.get_mut(remaining);
-                rb.prev = Some(new_id);
-                rb.addr += p.size;
-                rb.size -= p.size;
-            }
+            let new_id = self.split_front(remaining, p.size);
             self.insert_into_pool(remaining);
             let rem_size = self.blocks.get(remaining).size;
             if already_split && !expandable {
@@ -596,18 +581,9 @@ impl DeviceAllocator {
         self.remove_from_pool(id);
         self.blocks.get_mut(id).mapped = true;
         if range.size < b.size {
-            let mut rest = Block::new(b.addr + range.size, b.size - range.size, b.stream, b.pool, b.segment);
-            rest.mapped = false;
-            rest.prev = Some(id);
-            rest.next = b.next;
-            let rest_id = self.blocks.insert(rest);
-            if let Some(n) = b.next {
-                self.blocks.get_mut(n).prev = Some(rest_id);
-            }
-            let blk = self.blocks.get_mut(id);
-            blk.next = Some(rest_id);
-            blk.size = range.size;
-            self.insert_into_pool(rest_id);
+            let rest = self.split_back(id, b.addr + range.size);
+            self.blocks.get_mut(rest).mapped = false;
+            self.insert_into_pool(rest);
         }
         let prev = self.blocks.get(id).prev;
         let next = self.blocks.get(id).next;
@@ -772,36 +748,18 @@ impl DeviceAllocator {
             return Ok(pages);
         }
         self.remove_from_pool(id);
-        let before = range.addr - b.addr;
-        if before > 0 {
-            let mut f = Block::new(b.addr, before, b.stream, b.pool, b.segment);
-            f.last_use = b.last_use.clone();
-            f.prev = b.prev;
-            f.next = Some(id);
-            let fid = self.blocks.insert(f);
-            if let Some(p) = b.prev {
-                self.blocks.get_mut(p).next = Some(fid);
-            }
-            self.blocks.get_mut(id).prev = Some(fid);
-            self.insert_into_pool(fid);
+        // [free before][unmapped range][free after]: the block keeps the
+        // unmapped middle.
+        if range.addr > b.addr {
+            let before = self.split_front(id, range.addr - b.addr);
+            self.insert_into_pool(before);
         }
-        let after = b.end() - range.end();
-        if after > 0 {
-            let mut f = Block::new(range.end(), after, b.stream, b.pool, b.segment);
-            f.last_use = b.last_use.clone();
-            f.prev = Some(id);
-            f.next = b.next;
-            let fid = self.blocks.insert(f);
-            if let Some(n) = b.next {
-                self.blocks.get_mut(n).prev = Some(fid);
-            }
-            self.blocks.get_mut(id).next = Some(fid);
-            self.insert_into_pool(fid);
+        if range.end() < b.end() {
+            let after = self.split_back(id, range.end());
+            self.insert_into_pool(after);
         }
         {
             let blk = self.blocks.get_mut(id);
-            blk.addr = range.addr;
-            blk.size = range.size;
             blk.mapped = false;
             // Unmapped memory has no users.
             blk.last_use.clear();
@@ -824,6 +782,47 @@ impl DeviceAllocator {
         let pages = self.unmap_block_range(id, addr, size)?;
         release_pages(self.device.as_ref(), pages, &mut self.stats.pages)?;
         Ok(())
+    }
+
+    /// Split the first `size` bytes of block `id` off into a new block just
+    /// before it, with the same segment, stream, pool, mapping state and
+    /// users. Neither block is in a pool set afterwards: the caller files
+    /// them. Returns the new block.
+    fn split_front(&mut self, id: BlockId, size: u64) -> BlockId {
+        let b = self.blocks.get(id).clone();
+        let mut f = Block::new(b.addr, size, b.stream, b.pool, b.segment);
+        f.mapped = b.mapped;
+        f.last_use = b.last_use;
+        f.prev = b.prev;
+        f.next = Some(id);
+        let fid = self.blocks.insert(f);
+        if let Some(p) = b.prev {
+            self.blocks.get_mut(p).next = Some(fid);
+        }
+        let blk = self.blocks.get_mut(id);
+        blk.prev = Some(fid);
+        blk.addr += size;
+        blk.size -= size;
+        fid
+    }
+
+    /// Split block `id` at address `at` (strictly inside it): the bytes from
+    /// `at` on become a new block just after it, like [`Self::split_front`].
+    fn split_back(&mut self, id: BlockId, at: u64) -> BlockId {
+        let b = self.blocks.get(id).clone();
+        let mut f = Block::new(at, b.end() - at, b.stream, b.pool, b.segment);
+        f.mapped = b.mapped;
+        f.last_use = b.last_use;
+        f.prev = Some(id);
+        f.next = b.next;
+        let fid = self.blocks.insert(f);
+        if let Some(n) = b.next {
+            self.blocks.get_mut(n).prev = Some(fid);
+        }
+        let blk = self.blocks.get_mut(id);
+        blk.next = Some(fid);
+        blk.size = at - b.addr;
+        fid
     }
 
     /// Merge `src` into `dst` when `src` is free with the same mapping
