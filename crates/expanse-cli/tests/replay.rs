@@ -169,7 +169,7 @@ fn help_lists_the_commands() {
     let out = exe().arg("--help").output().unwrap();
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
-    for c in ["replay", "compare", "help", "--conf", "--backend", "--device-memory", "--json"] {
+    for c in ["replay", "compare", "bench", "help", "--conf", "--backend", "--device-memory", "--json"] {
         assert!(s.contains(c), "help lacks {c}");
     }
 }

@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use expanse_device::{Device, EventId, StreamId};
@@ -31,6 +32,28 @@ use crate::expandable_segment::{release_pages, ExpandableSegment, Page, Placemen
 use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, MIN_BLOCK_SIZE, SMALL_SIZE};
 use crate::stats::{decrease, increase, DeviceStats, StatType};
+
+/// Hash of a block address for the active map: addresses are multiples of
+/// 512, so the low bits carry nothing; a multiplicative mix of the rest is
+/// much cheaper than SipHash and not exposed to untrusted keys.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// What an out-of-memory observer is told.
 #[derive(Clone, Debug)]
@@ -75,7 +98,7 @@ pub struct DeviceAllocator {
     blocks: Arena,
     pools: [Pool; 2],
     /// Allocated blocks by address.
-    active: HashMap<u64, BlockId>,
+    active: HashMap<u64, BlockId, BuildHasherDefault<AddrHasher>>,
     segments: Vec<Option<ExpandableSegment>>,
     /// Pending stream events, per stream, in record order.
     events: HashMap<StreamId, VecDeque<(EventId, BlockId)>>,
@@ -111,7 +134,7 @@ impl DeviceAllocator {
             config,
             blocks: Arena::default(),
             pools: [Pool::default(), Pool::default()],
-            active: HashMap::new(),
+            active: HashMap::default(),
             segments: Vec::new(),
             events: HashMap::new(),
             stats: DeviceStats::default(),
@@ -402,7 +425,14 @@ impl DeviceAllocator {
     /// touch block `id`: an event recorded on each, waited on by `stream`
     /// (no host wait). Then `stream` is the block's only user.
     fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
-        let others: Vec<StreamId> = self.blocks.get(id).last_use.iter().copied().filter(|s| *s != stream).collect();
+        let users = &self.blocks.get(id).last_use;
+        if users.iter().all(|s| s == stream) {
+            if users.is_empty() {
+                self.blocks.get_mut(id).last_use.insert(stream);
+            }
+            return Ok(());
+        }
+        let others: Vec<StreamId> = users.iter().filter(|s| *s != stream).collect();
         for other in others {
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
@@ -413,7 +443,7 @@ impl DeviceAllocator {
         }
         let b = self.blocks.get_mut(id);
         b.last_use.clear();
-        b.last_use.push(stream);
+        b.last_use.insert(stream);
         Ok(())
     }
 
@@ -737,8 +767,8 @@ impl DeviceAllocator {
         };
         // The segment synchronizes its own stream; streams that borrowed
         // this memory must be finished with it too.
-        for s in b.last_use.iter().filter(|s| **s != b.stream) {
-            self.device.synchronize_stream(*s)?;
+        for s in b.last_use.iter().filter(|s| *s != b.stream) {
+            self.device.synchronize_stream(s)?;
             self.stats.pages.stream_syncs += 1;
         }
         let device = Arc::clone(&self.device);
@@ -789,14 +819,15 @@ impl DeviceAllocator {
     /// users. Neither block is in a pool set afterwards: the caller files
     /// them. Returns the new block.
     fn split_front(&mut self, id: BlockId, size: u64) -> BlockId {
-        let b = self.blocks.get(id).clone();
+        let b = self.blocks.get(id);
         let mut f = Block::new(b.addr, size, b.stream, b.pool, b.segment);
         f.mapped = b.mapped;
-        f.last_use = b.last_use;
+        f.last_use = b.last_use.clone();
         f.prev = b.prev;
         f.next = Some(id);
+        let prev = b.prev;
         let fid = self.blocks.insert(f);
-        if let Some(p) = b.prev {
+        if let Some(p) = prev {
             self.blocks.get_mut(p).next = Some(fid);
         }
         let blk = self.blocks.get_mut(id);
@@ -809,19 +840,20 @@ impl DeviceAllocator {
     /// Split block `id` at address `at` (strictly inside it): the bytes from
     /// `at` on become a new block just after it, like [`Self::split_front`].
     fn split_back(&mut self, id: BlockId, at: u64) -> BlockId {
-        let b = self.blocks.get(id).clone();
+        let b = self.blocks.get(id);
         let mut f = Block::new(at, b.end() - at, b.stream, b.pool, b.segment);
         f.mapped = b.mapped;
-        f.last_use = b.last_use;
+        f.last_use = b.last_use.clone();
         f.prev = Some(id);
         f.next = b.next;
+        let (next, start) = (b.next, b.addr);
         let fid = self.blocks.insert(f);
-        if let Some(n) = b.next {
+        if let Some(n) = next {
             self.blocks.get_mut(n).prev = Some(fid);
         }
         let blk = self.blocks.get_mut(id);
         blk.next = Some(fid);
-        blk.size = at - b.addr;
+        blk.size = at - start;
         fid
     }
 
@@ -834,31 +866,25 @@ impl DeviceAllocator {
         if s.allocated || s.event_count > 0 || !s.stream_uses.is_empty() || s.mapped != d.mapped {
             return 0;
         }
-        let s = s.clone();
         let src_is_prev = d.prev == Some(src);
         self.remove_from_pool(src);
-        for u in &s.last_use {
-            if !self.blocks.get(dst).last_use.contains(u) {
-                self.blocks.get_mut(dst).last_use.push(*u);
-            }
-        }
+        let s = self.blocks.remove(src);
         if src_is_prev {
             if let Some(pp) = s.prev {
                 self.blocks.get_mut(pp).next = Some(dst);
             }
-            let d = self.blocks.get_mut(dst);
+        } else if let Some(nn) = s.next {
+            self.blocks.get_mut(nn).prev = Some(dst);
+        }
+        let d = self.blocks.get_mut(dst);
+        if src_is_prev {
             d.addr = s.addr;
             d.prev = s.prev;
-            d.size += s.size;
         } else {
-            if let Some(nn) = s.next {
-                self.blocks.get_mut(nn).prev = Some(dst);
-            }
-            let d = self.blocks.get_mut(dst);
             d.next = s.next;
-            d.size += s.size;
         }
-        self.blocks.remove(src);
+        d.size += s.size;
+        d.last_use.extend(&s.last_use);
         s.size
     }
 

@@ -64,7 +64,7 @@ pub struct Block {
     /// Streams whose queued work may still touch this memory (the streams
     /// it was last used on). Reuse on another stream, or unmapping, must
     /// first be ordered after them.
-    pub last_use: Vec<StreamId>,
+    pub last_use: StreamSet,
 }
 
 impl Block {
@@ -84,7 +84,7 @@ impl Block {
             event_count: 0,
             stream_uses: Vec::new(),
             gc_base: 0,
-            last_use: Vec::new(),
+            last_use: StreamSet::default(),
         }
     }
 
@@ -106,6 +106,58 @@ impl Block {
     /// End address (exclusive).
     pub fn end(&self) -> u64 {
         self.addr + self.size
+    }
+}
+
+/// A small set of streams: two inline (the common case), more on the heap.
+/// Copying one with at most two streams never allocates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamSet {
+    inline: [StreamId; 2],
+    len: u8,
+    more: Vec<StreamId>,
+}
+
+impl StreamSet {
+    /// The streams, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = StreamId> + '_ {
+        self.inline[..usize::from(self.len)].iter().copied().chain(self.more.iter().copied())
+    }
+
+    /// Whether `s` is in the set.
+    pub fn contains(&self, s: StreamId) -> bool {
+        self.iter().any(|x| x == s)
+    }
+
+    /// Add `s` if absent.
+    pub fn insert(&mut self, s: StreamId) {
+        if self.contains(s) {
+            return;
+        }
+        if usize::from(self.len) < self.inline.len() {
+            self.inline[usize::from(self.len)] = s;
+            self.len += 1;
+        } else {
+            self.more.push(s);
+        }
+    }
+
+    /// Add every stream of `other`.
+    pub fn extend(&mut self, other: &StreamSet) {
+        for s in other.iter() {
+            self.insert(s);
+        }
+    }
+
+    /// Remove every stream.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.more.clear();
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
