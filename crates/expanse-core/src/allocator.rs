@@ -995,6 +995,9 @@ impl DeviceAllocator {
 
     /// Free blocks whose stream events completed (lazily, at each malloc).
     fn process_events(&mut self) -> Result<(), AllocError> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
         let streams: Vec<StreamId> = self.events.keys().copied().collect();
         for s in streams {
             while let Some(&(e, id)) = self.events.get(&s).and_then(|q| q.front()) {
