@@ -1,0 +1,552 @@
+"""Record the device-allocation trace of one real PyTorch workload.
+
+Runs on a GPU machine (PyTorch with CUDA; transformers, timm and peft for
+some workloads). Models are built from configs with random weights: nothing
+is downloaded. The trace is PyTorch's own allocation history
+(`torch.cuda.memory._record_memory_history`, no stacks), reduced to what an
+allocator sees, in the format of `traces/README.md`:
+
+    a,<id>,<size requested>,<stream index>
+    f,<id>                       (free completed)
+
+Usage:
+    python3 record.py --list
+    python3 record.py WORKLOAD OUTDIR
+writes OUTDIR/WORKLOAD.trace.csv.gz and OUTDIR/WORKLOAD.live.json (the live
+run's memory_stats under PyTorch's native allocator, the one recording).
+"""
+
+import gzip
+import json
+import random
+import sys
+import time
+
+import torch
+
+WORKLOADS = {}
+
+
+def workload(family):
+    def wrap(fn):
+        WORKLOADS[fn.__name__] = (family, fn)
+        return fn
+
+    return wrap
+
+
+def randint(rng, lo, hi, mult=1):
+    return rng.randint(lo // mult, hi // mult) * mult
+
+
+# --------------------------------------------------------------- generation
+
+
+def _generate(model, vocab, rng, requests, batches, prompt, new):
+    model.eval()
+    with torch.no_grad():
+        for _ in range(requests):
+            b = rng.choice(batches)
+            p = rng.randint(*prompt)
+            n = rng.randint(*new)
+            ids = torch.randint(0, vocab, (b, p), device="cuda")
+            model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=n,
+                min_new_tokens=n,
+                do_sample=False,
+                pad_token_id=0,
+            )
+            del ids
+
+
+@workload("LLM generation: HF generate, Llama-style (GQA) 0.4B bf16, batch 1-64, prompt 32-1500, 8-64 new tokens")
+def gen_llama(rng):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=16,
+        num_attention_heads=16,
+        num_key_value_heads=4,
+        vocab_size=32000,
+        max_position_embeddings=4096,
+    )
+    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16)
+    _generate(model, cfg.vocab_size, rng, 14, [1, 2, 4, 8, 16, 32, 64], (32, 1500), (8, 64))
+
+
+@workload("LLM generation: HF generate, GPT-2 medium bf16, batch 1-32, prompt 16-800, 16-80 new tokens")
+def gen_gpt2(rng):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=24, n_embd=1024, n_head=16, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).to("cuda", torch.bfloat16)
+    _generate(model, cfg.vocab_size, rng, 10, [1, 2, 4, 8, 16, 32], (16, 800), (16, 80))
+
+
+# ------------------------------------------------------------------ training
+
+
+def _train_lm(model, vocab, rng, steps, batch, seq, opt):
+    model.train()
+    for _ in range(steps):
+        b = rng.randint(*batch)
+        s = randint(rng, seq[0], seq[1], 8)
+        ids = torch.randint(0, vocab, (b, s), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+@workload("decoder-only training: Llama-style 0.3B, activation checkpointing, AdamW, bf16 autocast, batch 2-16 x seq 128-2048")
+def train_llama_ckpt(rng):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=12,
+        num_attention_heads=16,
+        num_key_value_heads=16,
+        vocab_size=32000,
+        max_position_embeddings=2048,
+    )
+    model = LlamaForCausalLM(cfg).cuda()
+    model.gradient_checkpointing_enable()
+    model.config.use_cache = False
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    _train_lm(model, cfg.vocab_size, rng, 24, (2, 16), (128, 2048), opt)
+
+
+@workload("LoRA fine-tuning (peft, r=16) of a GPT-2 medium, bf16 weights, batch 1-16 x seq 64-1024")
+def lora_gpt2(rng):
+    from peft import LoraConfig, get_peft_model
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=24, n_embd=1024, n_head=16, n_positions=1024)
+    base = GPT2LMHeadModel(cfg).to("cuda", torch.bfloat16)
+    model = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=["c_attn", "c_proj"], lora_dropout=0.05))
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    _train_lm(model, cfg.vocab_size, rng, 40, (1, 16), (64, 1024), opt)
+
+
+@workload("encoder fine-tuning: BERT-base classifier, dynamic padding (batch 8-64, length = longest of random 16-512), AdamW, bf16 autocast")
+def bert_dynpad(rng):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    cfg = BertConfig(num_labels=4)
+    model = BertForSequenceClassification(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for _ in range(40):
+        b = rng.randint(8, 64)
+        lengths = [rng.randint(16, 512) for _ in range(b)]
+        s = max(lengths)
+        ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
+        mask = (torch.arange(s, device="cuda")[None, :] < torch.tensor(lengths, device="cuda")[:, None]).long()
+        labels = torch.randint(0, 4, (b,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, labels, loss
+
+
+@workload("seq2seq training: T5-base-sized encoder-decoder, AdamW, bf16 autocast, source 32-512 and target 8-256 tokens, batch 4-32")
+def t5_seq2seq(rng):
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    cfg = T5Config(
+        d_model=768, d_ff=3072, num_layers=8, num_decoder_layers=8, num_heads=12, vocab_size=32128,
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+    )
+    model = T5ForConditionalGeneration(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for _ in range(30):
+        b = rng.randint(4, 32)
+        src = torch.randint(0, cfg.vocab_size, (b, randint(rng, 32, 512, 8)), device="cuda")
+        tgt = torch.randint(0, cfg.vocab_size, (b, randint(rng, 8, 256, 8)), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=src, labels=tgt).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del src, tgt, loss
+
+
+@workload("long run: 6-layer GPT-2-style LM, 400 steps, AdamW, bf16 autocast, batch 1-32 x seq 32-1024")
+def long_gpt2(rng):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    _train_lm(model, cfg.vocab_size, rng, 400, (1, 32), (32, 1024), opt)
+
+
+# -------------------------------------------------------------------- vision
+
+
+def _train_vision(model, rng, steps, batch, res, opt, classes=1000, mult=32, schedule=None):
+    model.train()
+    for step in range(steps):
+        if schedule:
+            b, r = schedule(step)
+        else:
+            b, r = rng.randint(*batch), randint(rng, res[0], res[1], mult)
+        x = torch.randn(b, 3, r, r, device="cuda").contiguous(memory_format=torch.channels_last)
+        y = torch.randint(0, classes, (b,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+@workload("vision transformer training: ViT-B/16 with dynamic image size 160-384, batch 8-64, AdamW, bf16 autocast")
+def vit_varres(rng):
+    import timm
+
+    model = timm.create_model("vit_base_patch16_224", pretrained=False, dynamic_img_size=True).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    _train_vision(model, rng, 25, (8, 64), (160, 384), opt, mult=16)
+
+
+@workload("convolutional training: ConvNeXt-T, channels-last, SGD, bf16 autocast, batch 16-96 x image 128-320")
+def convnext_varres(rng):
+    import torchvision
+
+    model = torchvision.models.convnext_tiny().cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    _train_vision(model, rng, 25, (16, 96), (128, 320), opt)
+
+
+@workload("progressive resizing (curriculum): ResNet-101, image 96 -> 320 over 60 steps with batch shrinking 192 -> 24, SGD, bf16 autocast")
+def cnn_progressive(rng):
+    import torchvision
+
+    model = torchvision.models.resnet101().cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def schedule(step):
+        r = 96 + (320 - 96) * step // 59 // 16 * 16
+        b = max(24, int(192 * (96 / r) ** 2))
+        return b, r
+
+    _train_vision(model, rng, 60, None, None, opt, schedule=schedule)
+
+
+@workload("side-stream data prefetch: ResNet-50 training, batches copied on a side stream from pinned memory with record_stream, batch 16-128 x image 128-256")
+def prefetch_streams(rng):
+    import torchvision
+
+    model = torchvision.models.resnet50().cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+
+    def load():
+        b, r = rng.randint(16, 128), randint(rng, 128, 256, 32)
+        host = torch.randn(b, 3, r, r).pin_memory()
+        labels = torch.randint(0, 1000, (b,)).pin_memory()
+        with torch.cuda.stream(side):
+            x = host.cuda(non_blocking=True).contiguous(memory_format=torch.channels_last)
+            y = labels.cuda(non_blocking=True)
+        return x, y
+
+    nxt = load()
+    for _ in range(30):
+        main.wait_stream(side)
+        x, y = nxt
+        x.record_stream(main)
+        y.record_stream(main)
+        nxt = load()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+    torch.cuda.synchronize()
+
+
+# ----------------------------------------------------------------- diffusion
+
+
+class _ResBlock(torch.nn.Module):
+    def __init__(self, cin, cout, tdim):
+        super().__init__()
+        nn = torch.nn
+        self.n1, self.c1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.t = nn.Linear(tdim, cout)
+        self.n2, self.c2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, t):
+        f = torch.nn.functional
+        h = self.c1(f.silu(self.n1(x))) + self.t(t)[:, :, None, None]
+        h = self.c2(f.silu(self.n2(h)))
+        return h + self.skip(x)
+
+
+class _Attn(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.n = torch.nn.GroupNorm(32, c)
+        self.qkv = torch.nn.Conv2d(c, 3 * c, 1)
+        self.o = torch.nn.Conv2d(c, c, 1)
+        self.heads = c // 64
+
+    def forward(self, x):
+        b, c, hh, ww = x.shape
+        q, k, v = self.qkv(self.n(x)).reshape(b, 3, self.heads, c // self.heads, hh * ww).transpose(-1, -2).unbind(1)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return x + self.o(a.transpose(-1, -2).reshape(b, c, hh, ww))
+
+
+class _UNet(torch.nn.Module):
+    def __init__(self, ch=(128, 256, 512), tdim=512):
+        super().__init__()
+        nn = torch.nn
+        self.tdim = tdim
+        self.temb = nn.Sequential(nn.Linear(tdim, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
+        self.inp = nn.Conv2d(3, ch[0], 3, padding=1)
+        self.down, self.up = nn.ModuleList(), nn.ModuleList()
+        c = ch[0]
+        for i, co in enumerate(ch):
+            self.down.append(nn.ModuleList([_ResBlock(c, co, tdim), _ResBlock(co, co, tdim)]))
+            c = co
+        self.mid = nn.ModuleList([_ResBlock(c, c, tdim), _Attn(c), _ResBlock(c, c, tdim)])
+        for co in reversed(ch):
+            self.up.append(nn.ModuleList([_ResBlock(c + co, co, tdim), _ResBlock(co, co, tdim)]))
+            c = co
+        self.out = nn.Sequential(nn.GroupNorm(32, c), nn.SiLU(), nn.Conv2d(c, 3, 3, padding=1))
+
+    def forward(self, x, t):
+        half = self.tdim // 2
+        freqs = torch.exp(-torch.arange(half, device=x.device) * (9.21 / half))
+        e = t[:, None].float() * freqs[None]
+        temb = self.temb(torch.cat([e.sin(), e.cos()], dim=1))
+        h = self.inp(x)
+        skips = []
+        for i, (r1, r2) in enumerate(self.down):
+            h = r2(r1(h, temb), temb)
+            skips.append(h)
+            if i < len(self.down) - 1:
+                h = torch.nn.functional.avg_pool2d(h, 2)
+        h = self.mid[2](self.mid[1](self.mid[0](h, temb)), temb)
+        for i, (r1, r2) in enumerate(self.up):
+            s = skips.pop()
+            if h.shape[-1] != s.shape[-1]:
+                h = torch.nn.functional.interpolate(h, size=s.shape[-2:], mode="nearest")
+            h = r2(r1(torch.cat([h, s], 1), temb), temb)
+        return self.out(h)
+
+
+@workload("diffusion: UNet (128-256-512 channels, attention at the bottom) trained on random 64-128 px batches of 8-48, then 40 sampling steps at batch 8-32")
+def unet_diffusion(rng):
+    model = _UNet().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model.train()
+    for _ in range(24):
+        b, r = rng.randint(8, 48), randint(rng, 64, 128, 16)
+        x0 = torch.randn(b, 3, r, r, device="cuda")
+        t = torch.randint(0, 1000, (b,), device="cuda")
+        noise = torch.randn_like(x0)
+        a = (1 - t.float() / 1000)[:, None, None, None]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.mse_loss(model(a.sqrt() * x0 + (1 - a).sqrt() * noise, t), noise)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x0, t, noise, a, loss
+    model.eval()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        for _ in range(2):
+            b, r = rng.randint(8, 32), randint(rng, 64, 128, 16)
+            x = torch.randn(b, 3, r, r, device="cuda")
+            for step in range(20):
+                t = torch.full((b,), 999 - step * 50, device="cuda")
+                x = x - 0.05 * model(x, t)
+            del x
+
+
+# ------------------------------------------------------- mixture of experts
+
+
+class _MoE(torch.nn.Module):
+    def __init__(self, d, ff, experts, k):
+        super().__init__()
+        self.k = k
+        self.router = torch.nn.Linear(d, experts)
+        self.w1 = torch.nn.ModuleList([torch.nn.Linear(d, ff) for _ in range(experts)])
+        self.w2 = torch.nn.ModuleList([torch.nn.Linear(ff, d) for _ in range(experts)])
+
+    def forward(self, x):
+        flat = x.reshape(-1, x.shape[-1])
+        gate = self.router(flat).softmax(-1)
+        w, idx = gate.topk(self.k, dim=-1)
+        out = torch.zeros_like(flat)
+        for e in range(len(self.w1)):
+            rows, slot = (idx == e).nonzero(as_tuple=True)
+            if rows.numel() == 0:
+                continue
+            h = self.w2[e](torch.nn.functional.gelu(self.w1[e](flat[rows])))
+            out.index_add_(0, rows, h * w[rows, slot, None])
+        return out.reshape(x.shape)
+
+
+@workload("mixture of experts: 6 layers, 8 experts top-2 with a skewed router, expert batches vary per step, tokens 2k-24k per step, AdamW, bf16 autocast")
+def moe_train(rng):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.attn = nn.LayerNorm(768), nn.MultiheadAttention(768, 12, batch_first=True)
+            self.n2, self.moe = nn.LayerNorm(768), _MoE(768, 3072, 8, 2)
+
+        def forward(self, x):
+            h = self.n1(x)
+            x = x + self.attn(h, h, h, need_weights=False)[0]
+            return x + self.moe(self.n2(x))
+
+    model = nn.Sequential(*[Block() for _ in range(6)]).cuda()
+    with torch.no_grad():
+        for blk in model:
+            blk.moe.router.weight.mul_(8.0)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for _ in range(30):
+        s = randint(rng, 128, 1024, 64)
+        b = max(1, rng.randint(2048, 24576) // s)
+        x = torch.randn(b, s, 768, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(x).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, loss
+
+
+# ------------------------------------------------------------------ serving
+
+
+@workload("inference serving: continuous batching of a 16-layer decoder, requests arriving and leaving (prompt 16-1024, output 8-256), per-request KV caches grown by concatenation")
+def serving(rng):
+    nn = torch.nn
+    d, heads, layers = 1024, 16, 16
+    dh = d // heads
+    qkv = [nn.Linear(d, 3 * d).cuda().half() for _ in range(layers)]
+    proj = [nn.Linear(d, d).cuda().half() for _ in range(layers)]
+    ff1 = [nn.Linear(d, 4 * d).cuda().half() for _ in range(layers)]
+    ff2 = [nn.Linear(4 * d, d).cuda().half() for _ in range(layers)]
+
+    def layer_step(i, x, caches):
+        # x: (batch, new, d); caches: per request [k, v] of (heads, len, dh)
+        b, n, _ = x.shape
+        q, k, v = qkv[i](x).reshape(b, n, 3, heads, dh).permute(2, 0, 3, 1, 4)
+        outs = []
+        for j, c in enumerate(caches):
+            c[i][0] = torch.cat([c[i][0], k[j]], dim=1) if c[i][0] is not None else k[j].contiguous()
+            c[i][1] = torch.cat([c[i][1], v[j]], dim=1) if c[i][1] is not None else v[j].contiguous()
+            outs.append(torch.nn.functional.scaled_dot_product_attention(q[j : j + 1], c[i][0][None], c[i][1][None]))
+        a = torch.cat(outs, 0).transpose(1, 2).reshape(b, n, d)
+        x = x + proj[i](a)
+        return x + ff2[i](torch.nn.functional.gelu(ff1[i](x)))
+
+    active = []  # [caches, remaining]
+    with torch.no_grad():
+        for tick in range(120):
+            for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+                if len(active) >= 32:
+                    break
+                p = rng.randint(16, 1024)
+                caches = [[None, None] for _ in range(layers)]
+                x = torch.randn(1, p, d, device="cuda", dtype=torch.half)
+                for i in range(layers):
+                    x = layer_step(i, x, [caches])
+                del x
+                active.append([caches, rng.randint(8, 256)])
+            if active:
+                x = torch.randn(len(active), 1, d, device="cuda", dtype=torch.half)
+                for i in range(layers):
+                    x = layer_step(i, x, [r[0] for r in active])
+                del x
+                for r in active:
+                    r[1] -= 1
+                active = [r for r in active if r[1] > 0]
+
+
+# ----------------------------------------------------------------- recording
+
+
+def reduce_trace(snapshot):
+    """Alloc and free-completed entries of device 0, as trace lines."""
+    streams = {0: 0}
+    live = {}
+    next_id = 1
+    out = []
+    for e in snapshot["device_traces"][0]:
+        act = e["action"]
+        if act == "alloc":
+            s = streams.setdefault(e["stream"], len(streams))
+            live[e["addr"]] = next_id
+            out.append(f"a,{next_id},{e['size']},{s}")
+            next_id += 1
+        elif act == "free_completed":
+            i = live.pop(e["addr"], None)
+            if i is not None:
+                out.append(f"f,{i}")
+    return out, len(streams)
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--list":
+        for name, (family, _) in WORKLOADS.items():
+            print(f"{name}\t{family}")
+        return
+    name, outdir = sys.argv[1], sys.argv[2]
+    family, fn = WORKLOADS[name]
+    rng = random.Random(f"expanse-{name}")
+    torch.manual_seed(0)
+    torch.cuda.init()
+    torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=50_000_000)
+    t0 = time.time()
+    fn(rng)
+    torch.cuda.synchronize()
+    seconds = time.time() - t0
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    lines, nstreams = reduce_trace(snap)
+    header = [
+        f"# {name}: {family}",
+        f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by scripts/traces/record.py",
+        "# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)",
+    ]
+    with gzip.open(f"{outdir}/{name}.trace.csv.gz", "wt", compresslevel=9) as f:
+        f.write("\n".join(header + lines) + "\n")
+    stats = torch.cuda.memory_stats()
+    live = {
+        "workload": name,
+        "family": family,
+        "events": len(lines),
+        "streams": nstreams,
+        "seconds": round(seconds, 2),
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(),
+        "memory_stats": {k: v for k, v in stats.items() if k.endswith(".all.peak") or k.startswith("num_")},
+    }
+    with open(f"{outdir}/{name}.live.json", "w") as f:
+        json.dump(live, f, indent=1, sort_keys=True)
+    print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
+
+
+if __name__ == "__main__":
+    main()
