@@ -111,9 +111,9 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
     let report = Report {
         events: done,
         peak_requested_bytes: peak_requested,
-        peak_allocated_bytes: s.allocated_bytes[0].peak as u64,
-        peak_reserved_bytes: s.reserved_bytes[0].peak as u64,
-        final_reserved_bytes: s.reserved_bytes[0].current as u64,
+        peak_allocated_bytes: s.allocated_bytes.all.peak as u64,
+        peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
+        final_reserved_bytes: s.reserved_bytes.all.current as u64,
         num_alloc_retries: s.num_alloc_retries,
         num_ooms: s.num_ooms,
         seconds,

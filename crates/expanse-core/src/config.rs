@@ -261,27 +261,57 @@ impl Config {
         self.roundup_power2_divisions[index as usize]
     }
 
-    /// Render back to the string syntax (keys that differ from defaults).
+    /// Render back to the string syntax: `expandable_segments` always, then
+    /// every key whose value differs from the default, so that
+    /// `Config::parse(&c.to_conf_string()) == Ok(c)` for every configuration
+    /// `parse` can produce.
     pub fn to_conf_string(&self) -> String {
         let d = Config::default();
         let mut parts = vec![format!("expandable_segments:{}", py_bool(self.expandable_segments))];
-        if self.pytorch_compat {
-            parts.push("pytorch_compat:True".into());
-        }
-        if self.max_split_size != d.max_split_size {
-            parts.push(format!("max_split_size_mb:{}", self.max_split_size / MIB));
-        }
-        if self.max_non_split_rounding != d.max_non_split_rounding {
-            parts.push(format!("max_non_split_rounding_mb:{}", self.max_non_split_rounding / MIB));
-        }
-        if self.garbage_collection_threshold > 0.0 {
-            parts.push(format!("garbage_collection_threshold:{}", self.garbage_collection_threshold));
-        }
+        let mut put = |differs: bool, key: &str, value: String| {
+            if differs {
+                parts.push(format!("{key}:{value}"));
+            }
+        };
+        put(self.pytorch_compat != d.pytorch_compat, "pytorch_compat", py_bool(self.pytorch_compat).into());
+        put(self.max_split_size != d.max_split_size, "max_split_size_mb", (self.max_split_size / MIB).to_string());
+        put(
+            self.max_non_split_rounding != d.max_non_split_rounding,
+            "max_non_split_rounding_mb",
+            (self.max_non_split_rounding / MIB).to_string(),
+        );
+        put(
+            self.roundup_power2_divisions != d.roundup_power2_divisions,
+            "roundup_power2_divisions",
+            divisions_string(&self.roundup_power2_divisions),
+        );
+        put(
+            self.garbage_collection_threshold != d.garbage_collection_threshold,
+            "garbage_collection_threshold",
+            self.garbage_collection_threshold.to_string(),
+        );
         if let Some(f) = self.per_process_memory_fraction {
-            parts.push(format!("per_process_memory_fraction:{f}"));
+            put(true, "per_process_memory_fraction", f.to_string());
         }
+        for (key, v, dv) in [
+            ("small_page_size_mb", self.small_page_size, d.small_page_size),
+            ("large_page_size_mb", self.large_page_size, d.large_page_size),
+            ("min_grow_size_mb", self.min_grow_size, d.min_grow_size),
+            ("max_page_size_mb", self.max_page_size, d.max_page_size),
+        ] {
+            put(v != dv, key, (v / MIB).to_string());
+        }
+        put(self.move_budget != d.move_budget, "move_budget", self.move_budget.to_string());
         parts.join(",")
     }
+}
+
+/// Every band's divisions as a `[1:d,2:d,...,>:d]` list (bounds in MiB).
+fn divisions_string(divisions: &[u64; ROUNDUP_BANDS]) -> String {
+    let mut items: Vec<String> =
+        divisions[..ROUNDUP_BANDS - 1].iter().enumerate().map(|(i, d)| format!("{}:{d}", 1u64 << i)).collect();
+    items.push(format!(">:{}", divisions[ROUNDUP_BANDS - 1]));
+    format!("[{}]", items.join(","))
 }
 
 fn py_bool(b: bool) -> &'static str {
@@ -389,6 +419,61 @@ fn parse_divisions(v: &str) -> Option<[u64; ROUNDUP_BANDS]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn power_of_two_or_zero() -> impl Strategy<Value = u64> {
+        prop_oneof![Just(0u64), (0u32..8).prop_map(|k| 1u64 << k)]
+    }
+
+    fn page_size() -> impl Strategy<Value = u64> {
+        (1u64..=512).prop_map(|n| 2 * n * MIB)
+    }
+
+    prop_compose! {
+        fn any_config()(
+            expandable_segments in any::<bool>(),
+            pytorch_compat in any::<bool>(),
+            max_split in prop_oneof![Just(None), (21u64..1 << 20).prop_map(Some)],
+            rounding_mb in 0u64..1 << 20,
+            divisions in proptest::array::uniform16(power_of_two_or_zero()),
+            gc in prop_oneof![Just(0.0), 0.001f64..0.999],
+            fraction in proptest::option::of(0.0f64..=1.0),
+            pages in (page_size(), page_size(), page_size(), page_size()),
+            move_budget in prop_oneof![Just(0.0), 0.0f64..100.0],
+        ) -> Config {
+            Config {
+                expandable_segments,
+                pytorch_compat,
+                max_split_size: max_split.map_or(u64::MAX, |mb| mb * MIB),
+                max_non_split_rounding: rounding_mb * MIB,
+                roundup_power2_divisions: divisions,
+                garbage_collection_threshold: gc,
+                per_process_memory_fraction: fraction,
+                small_page_size: pages.0,
+                large_page_size: pages.1,
+                min_grow_size: pages.2,
+                max_page_size: pages.3,
+                move_budget,
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn conf_string_round_trips(c in any_config()) {
+            let s = c.to_conf_string();
+            prop_assert_eq!(Config::parse(&s), Ok(c), "{}", s);
+        }
+    }
+
+    #[test]
+    fn conf_string_of_defaults_names_only_the_segments() {
+        assert_eq!(Config::default().to_conf_string(), "expandable_segments:True");
+        let c = Config::parse("move_budget:0.5,max_page_size_mb:8,roundup_power2_divisions:[64:8,>:1]").unwrap();
+        let s = c.to_conf_string();
+        assert!(s.contains("move_budget:0.5") && s.contains("max_page_size_mb:8"), "{s}");
+        assert_eq!(Config::parse(&s).unwrap(), c);
+    }
 
     #[test]
     fn parses_pytorch_strings() {

@@ -82,6 +82,15 @@ impl Placement {
     }
 }
 
+/// A page chosen for an offset by [`ExpandableSegment::map`].
+struct Placed {
+    /// Offset from the segment's base.
+    offset: u64,
+    page: Page,
+    /// Created by this map (else taken from the supply).
+    created: bool,
+}
+
 /// One expandable segment.
 #[derive(Debug)]
 pub struct ExpandableSegment {
@@ -155,11 +164,6 @@ impl ExpandableSegment {
     /// Devices with access to every mapped page (this device first).
     pub fn devices(&self) -> &[u32] {
         &self.devices
-    }
-
-    /// Whether `addr` lies inside the reservation.
-    pub fn contains(&self, addr: u64) -> bool {
-        addr >= self.base && addr - self.base < self.size
     }
 
     /// Offset of `addr` from the base, or a misuse error when `addr` is
@@ -258,88 +262,26 @@ impl ExpandableSegment {
         if end_off > self.size || self.any_mapped(addr, end_off - off) {
             return Err(DeviceError::misuse("map", addr, "range already mapped or past the segment's end"));
         }
-        let g = device.granularity();
-        let mut placed: Vec<(u64, Page, bool)> = Vec::new();
-        let mut at = off;
-        let mut result = Ok(());
-        while at < end_off {
-            let room = limit_off - at;
-            if let Some(i) = supply.iter().position(|p| p.size <= room) {
-                let page = supply.swap_remove(i);
-                placed.push((at, page, false));
-                at += page.size;
-                continue;
-            }
-            let Placement { min_page, max_page, .. } = placement;
-            let want = if min_page == 0 {
-                self.unit
-            } else {
-                (end_off - at).max(min_page).min(max_page.max(min_page)).div_ceil(g).saturating_mul(g).min(room)
-            };
-            match device.create_page(want) {
-                Ok(handle) => {
-                    ops.created += 1;
-                    placed.push((at, Page { handle, size: want }, true));
-                    at += want;
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
+        let (placed, mut result) = self.place_pages(device, off..end_off, limit_off, placement, supply, ops);
         let mut mapped = 0;
         if result.is_ok() {
-            for (o, page, _) in &placed {
-                if let Err(e) = device.map(self.base + o, page.handle) {
-                    result = Err(e);
-                    break;
-                }
-                ops.mapped += 1;
-                mapped += 1;
-            }
-        }
-        if result.is_ok() {
-            let total = at - off;
-            match device.set_access(addr, total, &self.devices) {
-                Ok(()) => ops.access_sets += placed.len() as u64 * self.devices.len() as u64,
-                Err(e) => result = Err(e),
-            }
+            result = self.map_placed(device, addr, &placed, &mut mapped, ops);
         }
         match result {
             Ok(()) => {
-                for (o, page, created) in placed {
-                    if !created {
+                let mut at = off;
+                for p in placed {
+                    if !p.created {
                         ops.moved += 1;
                     }
-                    self.mapped_bytes += page.size;
-                    self.pages.insert(o, page);
+                    at = p.offset + p.page.size;
+                    self.mapped_bytes += p.page.size;
+                    self.pages.insert(p.offset, p.page);
                 }
                 Ok(SegmentRange { addr, size: at - off })
             }
             Err(e) => {
-                // Undo: unmap what was mapped, release what was created,
-                // hand supplied pages back.
-                let mut undo_error = None;
-                for (i, (o, page, created)) in placed.into_iter().enumerate() {
-                    if i < mapped {
-                        match device.unmap(self.base + o, page.size) {
-                            Ok(()) => ops.unmapped += 1,
-                            Err(err) => undo_error = Some(err),
-                        }
-                    }
-                    if created {
-                        match device.release_page(page.handle) {
-                            Ok(()) => ops.released += 1,
-                            Err(err) => undo_error = Some(err),
-                        }
-                    } else {
-                        supply.push(page);
-                    }
-                }
-                if let Some(err) = undo_error {
-                    return Err(err);
-                }
+                self.undo_map(device, placed, mapped, supply, ops)?;
                 if e.is_out_of_memory() {
                     Ok(SegmentRange { addr, size: 0 })
                 } else {
@@ -347,6 +289,98 @@ impl ExpandableSegment {
                 }
             }
         }
+    }
+
+    /// Choose the pages for offsets `range`: supply pages first, each only
+    /// where it fits below `limit_off`, then new ones. Stops at the first
+    /// device error; returns the pages chosen so far and that error.
+    fn place_pages(
+        &self,
+        device: &dyn Device,
+        range: std::ops::Range<u64>,
+        limit_off: u64,
+        placement: Placement,
+        supply: &mut Vec<Page>,
+        ops: &mut PageOps,
+    ) -> (Vec<Placed>, Result<(), DeviceError>) {
+        let mut placed = Vec::new();
+        let g = device.granularity();
+        let mut at = range.start;
+        while at < range.end {
+            let room = limit_off - at;
+            if let Some(i) = supply.iter().position(|p| p.size <= room) {
+                let page = supply.swap_remove(i);
+                placed.push(Placed { offset: at, page, created: false });
+                at += page.size;
+                continue;
+            }
+            let Placement { min_page, max_page, .. } = placement;
+            let want = if min_page == 0 {
+                self.unit
+            } else {
+                (range.end - at).max(min_page).min(max_page.max(min_page)).div_ceil(g).saturating_mul(g).min(room)
+            };
+            match device.create_page(want) {
+                Ok(handle) => {
+                    ops.created += 1;
+                    placed.push(Placed { offset: at, page: Page { handle, size: want }, created: true });
+                    at += want;
+                }
+                Err(e) => return (placed, Err(e)),
+            }
+        }
+        (placed, Ok(()))
+    }
+
+    /// Map the `placed` pages, counting them in `mapped`, then set access
+    /// for every device on the whole range from `addr`.
+    fn map_placed(
+        &self,
+        device: &dyn Device,
+        addr: u64,
+        placed: &[Placed],
+        mapped: &mut usize,
+        ops: &mut PageOps,
+    ) -> Result<(), DeviceError> {
+        for p in placed {
+            device.map(self.base + p.offset, p.page.handle)?;
+            ops.mapped += 1;
+            *mapped += 1;
+        }
+        let total: u64 = placed.iter().map(|p| p.page.size).sum();
+        device.set_access(addr, total, &self.devices)?;
+        ops.access_sets += placed.len() as u64 * self.devices.len() as u64;
+        Ok(())
+    }
+
+    /// Undo a failed map: unmap the first `mapped` pages, release the
+    /// created ones, hand supplied ones back.
+    fn undo_map(
+        &self,
+        device: &dyn Device,
+        placed: Vec<Placed>,
+        mapped: usize,
+        supply: &mut Vec<Page>,
+        ops: &mut PageOps,
+    ) -> Result<(), DeviceError> {
+        let mut undo_error = None;
+        for (i, p) in placed.into_iter().enumerate() {
+            if i < mapped {
+                match device.unmap(self.base + p.offset, p.page.size) {
+                    Ok(()) => ops.unmapped += 1,
+                    Err(err) => undo_error = Some(err),
+                }
+            }
+            if p.created {
+                match device.release_page(p.page.handle) {
+                    Ok(()) => ops.released += 1,
+                    Err(err) => undo_error = Some(err),
+                }
+            } else {
+                supply.push(p.page);
+            }
+        }
+        undo_error.map_or(Ok(()), Err)
     }
 
     /// Unmap the pages wholly inside `[addr, addr + size)` (rounding

@@ -5,16 +5,24 @@
 //! - [`DeviceAllocator`]: one device's allocator (pools, blocks, segments).
 //! - [`ExpandableSegment`]: a reservation that grows by mapping pages.
 //! - [`CachingAllocator`]: thread-safe, one [`DeviceAllocator`] per device.
+//! - [`Policy`]: what differs between PyTorch's allocators and expanse,
+//!   chosen when the allocator is built; [`DriverCosts`]: the driver cost
+//!   model its budget uses.
 //! - [`DeviceStats`]: statistics with PyTorch's keys.
+//! - `ops` (feature `testing`): random operation sequences and a shadow
+//!   model, for property tests and the fuzzer; not in the shipped library.
 #![forbid(unsafe_code)]
 
 mod allocator;
 mod block;
 mod caching;
 pub mod config;
+pub mod cost;
 mod error;
 pub mod expandable_segment;
+#[cfg(feature = "testing")]
 pub mod ops;
+pub mod policy;
 mod pool;
 pub mod size_class;
 pub mod stats;
@@ -23,7 +31,9 @@ pub use allocator::{DeviceAllocator, OomInfo, OomObserver};
 pub use block::PoolKind;
 pub use caching::CachingAllocator;
 pub use config::{Config, ConfigError};
+pub use cost::{CostState, DriverCosts};
 pub use error::{format_size, AllocError};
 pub use expandable_segment::{ExpandableSegment, Page, SegmentRange};
 pub use expanse_device::{Device, DeviceError, StreamId};
-pub use stats::{DeviceStats, PageOps, Stat};
+pub use policy::Policy;
+pub use stats::{DeviceStats, PageOps, PoolStats, Stat};

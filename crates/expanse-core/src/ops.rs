@@ -102,6 +102,19 @@ pub fn random_ops(seed: u64, count: usize, max_size: u64, streams: bool) -> Vec<
         .collect()
 }
 
+/// An allocation or a free made by [`Runner::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Address of the allocation.
+    pub addr: u64,
+    /// Bytes requested.
+    pub size: u64,
+    /// Stream it was allocated on.
+    pub stream: StreamId,
+    /// `true`: it was allocated; `false`: it was freed.
+    pub allocated: bool,
+}
+
 /// Applies operations and checks the allocator against a shadow model.
 pub struct Runner {
     /// Live allocations: address -> (size requested, fill byte).
@@ -115,9 +128,8 @@ pub struct Runner {
     counter: u8,
     /// Allocations refused for lack of memory.
     pub ooms: usize,
-    /// What the last step did: `Some((address, size, stream, allocated))`
-    /// for an allocation (`true`) or a free (`false`).
-    pub last: Option<(u64, u64, StreamId, bool)>,
+    /// What the last step did, if it allocated or freed.
+    pub last: Option<Step>,
     /// Stream of each live allocation.
     streams: BTreeMap<u64, StreamId>,
 }
@@ -187,7 +199,7 @@ impl Runner {
                     self.live.insert(ptr, (size, self.counter));
                     self.order.push(ptr);
                     self.streams.insert(ptr, StreamId(stream));
-                    self.last = Some((ptr, size, StreamId(stream), true));
+                    self.last = Some(Step { addr: ptr, size, stream: StreamId(stream), allocated: true });
                 }
                 Err(AllocError::OutOfMemory { .. }) => self.ooms += 1,
                 Err(e) => return Err(format!("malloc({size}): {e}")),
@@ -204,7 +216,7 @@ impl Runner {
                         return Err(format!("double free of {ptr:#x} was accepted"));
                     }
                     let stream = self.streams.remove(&ptr).expect("shadow");
-                    self.last = Some((ptr, size, stream, false));
+                    self.last = Some(Step { addr: ptr, size, stream, allocated: false });
                 }
             }
             Op::RecordStream { index, stream } => {
@@ -220,15 +232,15 @@ impl Runner {
             a.check_invariants()?;
         }
         let s = a.stats();
-        if s.allocation[0].current != self.live.len() as i64 {
-            return Err(format!("allocation stat {} but {} live", s.allocation[0].current, self.live.len()));
+        if s.allocation.all.current != self.live.len() as i64 {
+            return Err(format!("allocation stat {} but {} live", s.allocation.all.current, self.live.len()));
         }
         let requested: u64 = self.live.values().map(|v| v.0).sum();
-        if s.requested_bytes[0].current != requested as i64 {
-            return Err(format!("requested_bytes stat {} but shadow {requested}", s.requested_bytes[0].current));
+        if s.requested_bytes.all.current != requested as i64 {
+            return Err(format!("requested_bytes stat {} but shadow {requested}", s.requested_bytes.all.current));
         }
-        if s.reserved_bytes[0].peak < s.reserved_bytes[0].current
-            || s.allocated_bytes[0].current as u64 > a.reserved_bytes()
+        if s.reserved_bytes.all.peak < s.reserved_bytes.all.current
+            || s.allocated_bytes.all.current as u64 > a.reserved_bytes()
         {
             return Err("peak below current, or more allocated than reserved".into());
         }

@@ -8,11 +8,37 @@ use expanse_device::StreamId;
 
 use crate::block::{Block, BlockId};
 
-/// Key of a free block: best fit is the first key at or above
-/// `(stream, size, 0)`.
-pub type FreeKey = (StreamId, u64, u64, BlockId);
+/// Key of a free block, ordered by stream, then size, then address: best
+/// fit is the first key at or above [`FreeKey::at_least`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FreeKey {
+    /// The block's stream.
+    pub stream: StreamId,
+    /// The block's size.
+    pub size: u64,
+    /// The block's address (ties broken by address, never by id).
+    pub addr: u64,
+    /// The block.
+    pub block: BlockId,
+}
+
+impl FreeKey {
+    /// The lowest key of `stream` with at least `size` bytes.
+    pub fn at_least(stream: StreamId, size: u64) -> Self {
+        FreeKey { stream, size, addr: 0, block: 0 }
+    }
+}
+
 /// Key of an unmapped block: lowest address first, per stream.
-pub type UnmappedKey = (StreamId, u64, BlockId);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnmappedKey {
+    /// The block's stream.
+    pub stream: StreamId,
+    /// The block's address.
+    pub addr: u64,
+    /// The block.
+    pub block: BlockId,
+}
 
 /// One pool.
 #[derive(Debug, Default)]
@@ -28,12 +54,12 @@ pub struct Pool {
 impl Pool {
     /// Key of `b` in `free`.
     pub fn free_key(id: BlockId, b: &Block) -> FreeKey {
-        (b.stream, b.size, b.addr, id)
+        FreeKey { stream: b.stream, size: b.size, addr: b.addr, block: id }
     }
 
     /// Key of `b` in `unmapped`.
     pub fn unmapped_key(id: BlockId, b: &Block) -> UnmappedKey {
-        (b.stream, b.addr, id)
+        UnmappedKey { stream: b.stream, addr: b.addr, block: id }
     }
 
     /// Cache a free block (or track an unmapped one).

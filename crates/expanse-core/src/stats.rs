@@ -13,6 +13,9 @@
 //! Every counter is `{current, peak, allocated, freed}` for `all`,
 //! `small_pool` and `large_pool`.
 
+use crate::block::PoolKind;
+use crate::cost::DriverCosts;
+
 /// One counter: current value, its peak, and totals added and removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stat {
@@ -48,30 +51,53 @@ impl Stat {
     }
 }
 
-/// Which pool a stat is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatType {
+/// One counter for both pools together and for each pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
     /// Both pools.
-    All = 0,
+    pub all: Stat,
     /// The small pool (requests up to 1 MiB).
-    SmallPool = 1,
+    pub small_pool: Stat,
     /// The large pool.
-    LargePool = 2,
+    pub large_pool: Stat,
 }
 
-/// A stat for all, small and large pools.
-pub type StatArray = [Stat; 3];
+impl PoolStats {
+    /// The counter of `pool` alone.
+    pub fn pool(&self, pool: PoolKind) -> &Stat {
+        match pool {
+            PoolKind::Small => &self.small_pool,
+            PoolKind::Large => &self.large_pool,
+        }
+    }
 
-/// Change `stats[All]` and `stats[pool]` together.
-pub fn increase(stats: &mut StatArray, pool: StatType, amount: u64) {
-    stats[StatType::All as usize].increase(amount);
-    stats[pool as usize].increase(amount);
-}
+    fn pool_mut(&mut self, pool: PoolKind) -> &mut Stat {
+        match pool {
+            PoolKind::Small => &mut self.small_pool,
+            PoolKind::Large => &mut self.large_pool,
+        }
+    }
 
-/// Change `stats[All]` and `stats[pool]` together.
-pub fn decrease(stats: &mut StatArray, pool: StatType, amount: u64) {
-    stats[StatType::All as usize].decrease(amount);
-    stats[pool as usize].decrease(amount);
+    /// Add `amount` to `all` and to `pool`'s counter.
+    pub fn increase(&mut self, pool: PoolKind, amount: u64) {
+        self.all.increase(amount);
+        self.pool_mut(pool).increase(amount);
+    }
+
+    /// Subtract `amount` from `all` and from `pool`'s counter.
+    pub fn decrease(&mut self, pool: PoolKind, amount: u64) {
+        self.all.decrease(amount);
+        self.pool_mut(pool).decrease(amount);
+    }
+
+    /// The three counters with PyTorch's names for them.
+    fn named(&self) -> [(&'static str, &Stat); 3] {
+        [("all", &self.all), ("small_pool", &self.small_pool), ("large_pool", &self.large_pool)]
+    }
+
+    fn each_mut(&mut self) -> [&mut Stat; 3] {
+        [&mut self.all, &mut self.small_pool, &mut self.large_pool]
+    }
 }
 
 /// Counts of driver-level page operations (expandable segments).
@@ -95,14 +121,10 @@ pub struct PageOps {
 }
 
 impl PageOps {
-    /// Estimated driver time in microseconds, with the H200 costs of the
-    /// reference: create 10.4, map 0.7, set access 26, unmap 17, release 17.
+    /// Estimated driver time in microseconds, with the reference's H200
+    /// costs ([`DriverCosts::H200`]).
     pub fn driver_us_estimate(&self) -> f64 {
-        10.4 * self.created as f64
-            + 0.7 * self.mapped as f64
-            + 26.0 * self.access_sets as f64
-            + 17.0 * self.unmapped as f64
-            + 17.0 * self.released as f64
+        DriverCosts::H200.estimate(self)
     }
 }
 
@@ -110,23 +132,23 @@ impl PageOps {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceStats {
     /// Allocations handed out.
-    pub allocation: StatArray,
+    pub allocation: PoolStats,
     /// Classic segments.
-    pub segment: StatArray,
+    pub segment: PoolStats,
     /// Active blocks.
-    pub active: StatArray,
+    pub active: PoolStats,
     /// Free split blocks of classic segments.
-    pub inactive_split: StatArray,
+    pub inactive_split: PoolStats,
     /// Bytes handed out (rounded sizes).
-    pub allocated_bytes: StatArray,
+    pub allocated_bytes: PoolStats,
     /// Bytes reserved from the device.
-    pub reserved_bytes: StatArray,
+    pub reserved_bytes: PoolStats,
     /// Bytes of active blocks.
-    pub active_bytes: StatArray,
+    pub active_bytes: PoolStats,
     /// Bytes of free split blocks of classic segments.
-    pub inactive_split_bytes: StatArray,
+    pub inactive_split_bytes: PoolStats,
     /// Bytes users asked for.
-    pub requested_bytes: StatArray,
+    pub requested_bytes: PoolStats,
     /// Times all cached memory was freed to retry an allocation.
     pub num_alloc_retries: u64,
     /// Allocations that failed for lack of memory.
@@ -150,13 +172,11 @@ pub struct DeviceStats {
     pub cross_stream_waits: u64,
 }
 
-const STAT_TYPES: [(&str, usize); 3] = [("all", 0), ("small_pool", 1), ("large_pool", 2)];
-
 impl DeviceStats {
     /// Reset every peak to its current value.
     pub fn reset_peaks(&mut self) {
         for arr in self.arrays_mut() {
-            for s in arr.iter_mut() {
+            for s in arr.each_mut() {
                 s.reset_peak();
             }
         }
@@ -167,7 +187,7 @@ impl DeviceStats {
     /// Reset the accumulated totals (`allocated`, `freed`) and event counts.
     pub fn reset_accumulated(&mut self) {
         for arr in self.arrays_mut() {
-            for s in arr.iter_mut() {
+            for s in arr.each_mut() {
                 s.allocated = 0;
                 s.freed = 0;
             }
@@ -179,7 +199,7 @@ impl DeviceStats {
         self.num_device_free = 0;
     }
 
-    fn arrays_mut(&mut self) -> [&mut StatArray; 9] {
+    fn arrays_mut(&mut self) -> [&mut PoolStats; 9] {
         [
             &mut self.allocation,
             &mut self.segment,
@@ -193,7 +213,7 @@ impl DeviceStats {
         ]
     }
 
-    fn arrays(&self) -> [(&'static str, &StatArray); 9] {
+    fn arrays(&self) -> [(&'static str, &PoolStats); 9] {
         [
             ("allocation", &self.allocation),
             ("segment", &self.segment),
@@ -212,8 +232,7 @@ impl DeviceStats {
     pub fn to_pairs(&self) -> Vec<(String, i64)> {
         let mut out = Vec::with_capacity(120);
         for (name, arr) in self.arrays() {
-            for (ty, i) in STAT_TYPES {
-                let s = arr[i];
+            for (ty, s) in arr.named() {
                 out.push((format!("{name}.{ty}.current"), s.current));
                 out.push((format!("{name}.{ty}.peak"), s.peak));
                 out.push((format!("{name}.{ty}.allocated"), s.allocated));

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use expanse_core::ops::{decode, Runner};
+use expanse_core::ops::{decode, Runner, Step};
 use expanse_core::{Config, DeviceAllocator};
 use expanse_device::Device;
 use expanse_device::StreamId;
@@ -30,8 +30,10 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
             }
             prop_assert!(d.violations().is_empty(), "op {} {:?}: {:?}", i, op, d.violations());
             match r.last {
-                Some((ptr, size, stream, false)) => freed.push((ptr, size, stream, d.ordering().len())),
-                Some((ptr, size, stream, true)) => {
+                Some(Step { addr, size, stream, allocated: false }) => {
+                    freed.push((addr, size, stream, d.ordering().len()))
+                }
+                Some(Step { addr: ptr, size, stream, allocated: true }) => {
                     // Memory another stream used must not be handed out
                     // before that stream's work is ordered first: a wait of
                     // this stream on it, or a host synchronization.

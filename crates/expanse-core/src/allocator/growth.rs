@@ -1,0 +1,203 @@
+//! Growth: new classic segments, and expandable segments that grow by
+//! mapping pages (moved ones first, as the policy allows, then new ones
+//! of the size the policy picks).
+
+use std::sync::Arc;
+
+use expanse_device::StreamId;
+
+use super::{DeviceAllocator, Request};
+use crate::block::{Block, BlockId, PoolKind, SegmentRef};
+use crate::cost::CostState;
+use crate::error::AllocError;
+use crate::expandable_segment::{release_pages, ExpandableSegment};
+use crate::pool::UnmappedKey;
+
+impl DeviceAllocator {
+    /// Get a new block from the device: a classic segment, or growth of an
+    /// expandable segment.
+    pub(super) fn alloc_block(&mut self, p: &mut Request, is_retry: bool) -> Result<bool, AllocError> {
+        if is_retry {
+            self.stats.num_alloc_retries += 1;
+        }
+        if self.memory_fraction.is_some() && self.reserved + p.segment_size > self.allowed_memory_maximum {
+            return Ok(false);
+        }
+        if self.policy.expandable() && self.device.supports_virtual_memory() {
+            p.block = self.try_allocate_expandable_block(p.stream, p.pool, p.size)?;
+            return Ok(p.block.is_some());
+        }
+        let size = p.segment_size;
+        let addr = match self.device.malloc(size) {
+            Ok(a) => a,
+            Err(e) if e.is_out_of_memory() => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        self.reserved += size;
+        let id = self.blocks.insert(Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic));
+        let st = p.pool;
+        self.stats.segment.increase(st, 1);
+        self.stats.reserved_bytes.increase(st, size);
+        self.note_high_water(p.pool);
+        if size >= self.config.max_split_size {
+            self.stats.oversize_segments.increase(1);
+        }
+        self.stats.num_device_alloc += 1;
+        p.block = Some(id);
+        Ok(true)
+    }
+
+    /// Alignment unit of a new expandable segment of `pool`.
+    fn page_unit(&self, pool: PoolKind) -> u64 {
+        self.policy.pages.unit(pool, self.device.granularity())
+    }
+
+    /// The numbers the policy's budget decisions need.
+    pub(super) fn cost_state(&self) -> CostState {
+        CostState {
+            high_water_small: self.high_water[PoolKind::Small as usize],
+            high_water_large: self.high_water[PoolKind::Large as usize],
+            devices: 1 + self.peers.len() as u64,
+            spent_us: self.stats.pages.driver_us_estimate(),
+        }
+    }
+
+    /// Grow an expandable segment of `stream` and `pool` (or reserve a new
+    /// one) until a free block of `size` bytes is mapped; returns it.
+    fn try_allocate_expandable_block(
+        &mut self,
+        stream: StreamId,
+        pool: PoolKind,
+        size: u64,
+    ) -> Result<Option<BlockId>, AllocError> {
+        let Some(mut candidate) = self.find_expandable_block(stream, pool, size)? else {
+            return Ok(None);
+        };
+        // candidate: unmapped -> *, or free -> unmapped -> *
+        if !self.blocks.get(candidate).mapped {
+            let want = self.blocks.get(candidate).size.min(size);
+            if !self.map_block(candidate, want)? {
+                return Ok(None);
+            }
+        }
+        while self.blocks.get(candidate).size < size {
+            let remaining = size - self.blocks.get(candidate).size;
+            let next = self.blocks.get(candidate).next.expect("free block followed by unmapped space");
+            let want = remaining.min(self.blocks.get(next).size);
+            if !self.map_block(next, want)? {
+                return Ok(None);
+            }
+            candidate = next;
+        }
+        self.remove_from_pool(candidate);
+        Ok(Some(candidate))
+    }
+
+    /// An unmapped block of `stream` and `pool` (with the free block just
+    /// before it, if any) that can hold `size` bytes, in a new segment if
+    /// no existing one can.
+    fn find_expandable_block(
+        &mut self,
+        stream: StreamId,
+        pool: PoolKind,
+        size: u64,
+    ) -> Result<Option<BlockId>, AllocError> {
+        let blocks = &self.blocks;
+        let has_room = |mut id: Option<BlockId>| {
+            let mut bytes = 0u64;
+            while bytes < size {
+                match id.map(|i| blocks.get(i)) {
+                    Some(b) if b.is_allocatable() => {
+                        bytes += b.size;
+                        id = b.next;
+                    }
+                    _ => break,
+                }
+            }
+            bytes >= size
+        };
+        let from = UnmappedKey { stream, addr: 0, block: 0 };
+        for &UnmappedKey { stream: s, block: id, .. } in self.pools[pool as usize].unmapped.range(from..) {
+            if s != stream {
+                break;
+            }
+            let mut c = id;
+            if let Some(prev) = blocks.get(c).prev {
+                if blocks.get(prev).is_allocatable() {
+                    c = prev;
+                }
+            }
+            if has_room(Some(c)) {
+                return Ok(Some(c));
+            }
+        }
+        let unit = self.page_unit(pool);
+        let seg = match ExpandableSegment::new(self.device.as_ref(), stream, unit, &self.peers) {
+            Ok(s) => s,
+            Err(e) if e.is_out_of_memory() => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let slot = match self.segments.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                self.segments.push(None);
+                self.segments.len() - 1
+            }
+        };
+        let mut b = Block::new(seg.base(), seg.size(), stream, pool, SegmentRef::Expandable(slot));
+        b.mapped = false;
+        self.segments[slot] = Some(seg);
+        let id = self.blocks.insert(b);
+        self.insert_into_pool(id);
+        Ok(Some(id))
+    }
+
+    /// Map at least `size` bytes at the start of unmapped block `id`.
+    fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
+        let b = self.blocks.get(id).clone();
+        let SegmentRef::Expandable(slot) = b.segment else {
+            return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
+        };
+        let unit = self.page_unit(b.pool);
+        let need = size.div_ceil(unit) * unit;
+        let mut supply = self.take_free_pages(need, id)?;
+        // After moving: the pages' size depends on the driver time spent.
+        let cost = self.cost_state();
+        let placement = self.policy.pages.placement(b.pool, b.end(), need, unit, self.device.granularity(), &cost);
+        let device = Arc::clone(&self.device);
+        let seg = self.segments[slot].as_mut().expect("live segment");
+        let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);
+        // Pages taken for moving but not placed go back to the device.
+        let released = release_pages(device.as_ref(), supply, &mut self.stats.pages);
+        let range = mapped?;
+        released?;
+        if range.size == 0 {
+            return Ok(false);
+        }
+        debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
+        self.remove_from_pool(id);
+        self.blocks.get_mut(id).mapped = true;
+        if range.size < b.size {
+            let rest = self.split_back(id, b.addr + range.size);
+            self.blocks.get_mut(rest).mapped = false;
+            self.insert_into_pool(rest);
+        }
+        let prev = self.blocks.get(id).prev;
+        let next = self.blocks.get(id).next;
+        self.try_merge_blocks(id, prev);
+        self.try_merge_blocks(id, next);
+        self.insert_into_pool(id);
+        self.reserved += range.size;
+        self.stats.reserved_bytes.increase(b.pool, range.size);
+        self.note_high_water(b.pool);
+        self.stats.num_device_alloc += 1;
+        Ok(true)
+    }
+
+    /// Raise `pool`'s high-water mark to its reserved bytes.
+    pub(super) fn note_high_water(&mut self, pool: PoolKind) {
+        let current = self.stats.reserved_bytes.pool(pool).current.max(0) as u64;
+        let hw = &mut self.high_water[pool as usize];
+        *hw = (*hw).max(current);
+    }
+}

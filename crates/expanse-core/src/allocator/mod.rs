@@ -1,0 +1,380 @@
+//! The caching allocator of one device: the mechanism, one concern a file.
+//!
+//! Its decisions follow PyTorch's `CUDACachingAllocator` (pools, rounding,
+//! best fit per stream, split and merge rules, oversize rules, OOM retry,
+//! stream-ordered reuse, statistics). Where expanse decides differently,
+//! the decision is asked of the [`Policy`] chosen when the allocator is
+//! built, never of a mode flag:
+//!
+//! - `mod.rs` (this file): the state, `malloc` and `free`;
+//! - `search.rs`: best fit among cached blocks, split and merge;
+//! - `growth.rs`: new classic segments and growth of expandable segments;
+//! - `moving.rs`: page moving under the driver budget, and unmapping;
+//! - `streams.rs`: stream events, cross-stream ordering and lending;
+//! - `release.rs`: `empty_cache`, the oversize release of the OOM path,
+//!   garbage collection, teardown;
+//! - `invariants.rs`: `check_invariants`;
+//! - `oom.rs`: the out-of-memory report and its observers.
+//!
+//! Everything here works on integer addresses and opaque ids; the only
+//! outside effect is calls on the [`Device`].
+#![forbid(unsafe_code)]
+
+mod growth;
+mod invariants;
+mod moving;
+mod oom;
+mod release;
+mod search;
+mod streams;
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use expanse_device::{Device, EventId, StreamId};
+
+use crate::block::{Arena, Block, BlockId, PoolKind, SegmentRef};
+use crate::config::Config;
+use crate::error::AllocError;
+use crate::expandable_segment::ExpandableSegment;
+use crate::policy::Policy;
+use crate::pool::Pool;
+use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
+use crate::stats::DeviceStats;
+
+pub use oom::{OomInfo, OomObserver};
+
+/// Hash of a block address for the active map: addresses are multiples of
+/// 512, so the low bits carry nothing; a multiplicative mix of the rest is
+/// much cheaper than SipHash and not exposed to untrusted keys.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A request being served.
+struct Request {
+    /// Bytes after rounding.
+    size: u64,
+    /// Bytes of a new classic segment for it.
+    segment_size: u64,
+    stream: StreamId,
+    pool: PoolKind,
+    /// The block found for it, once found.
+    block: Option<BlockId>,
+}
+
+/// A stream event recorded after a block's use on that stream; the block
+/// is reused only once every one of its events completed.
+#[derive(Clone, Copy, Debug)]
+struct PendingEvent {
+    event: EventId,
+    block: BlockId,
+}
+
+/// The allocator state of one device. Not thread-safe by itself:
+/// [`CachingAllocator`](crate::CachingAllocator) wraps each in a mutex.
+pub struct DeviceAllocator {
+    device: Arc<dyn Device>,
+    config: Config,
+    /// The decisions that differ between PyTorch's allocators and expanse.
+    policy: Policy,
+    blocks: Arena,
+    /// Small and large pool, indexed by [`PoolKind`].
+    pools: [Pool; 2],
+    /// Allocated blocks by address.
+    active: HashMap<u64, BlockId, BuildHasherDefault<AddrHasher>>,
+    /// Expandable segments by slot ([`SegmentRef::Expandable`]); `None`
+    /// once released.
+    segments: Vec<Option<ExpandableSegment>>,
+    /// Pending stream events, per stream, in record order.
+    events: HashMap<StreamId, VecDeque<PendingEvent>>,
+    stats: DeviceStats,
+    /// Bytes reserved from the device: classic segments plus mapped pages.
+    reserved: u64,
+    memory_fraction: Option<f64>,
+    /// Bytes this process may reserve under `memory_fraction`.
+    allowed_memory_maximum: u64,
+    peers: Vec<u32>,
+    oom_observers: Vec<OomObserver>,
+    /// Errors met while tearing down, reported by `Drop`.
+    teardown_errors: Vec<String>,
+    /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
+    /// never reset.
+    high_water: [u64; 2],
+}
+
+impl std::fmt::Debug for DeviceAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceAllocator")
+            .field("device", &self.device.name())
+            .field("config", &self.config)
+            .field("blocks", &self.blocks.len())
+            .field("reserved", &self.reserved)
+            .finish()
+    }
+}
+
+impl DeviceAllocator {
+    /// An allocator for `device` with `config`.
+    pub fn new(device: Arc<dyn Device>, config: Config) -> Self {
+        let policy = Policy::from_config(&config);
+        Self::with_policy(device, config, policy)
+    }
+
+    /// An allocator for `device` with `config`, deciding by `policy`
+    /// instead of the one `config` asks for.
+    pub fn with_policy(device: Arc<dyn Device>, config: Config, policy: Policy) -> Self {
+        let mut a = DeviceAllocator {
+            device,
+            config,
+            policy,
+            blocks: Arena::default(),
+            pools: [Pool::default(), Pool::default()],
+            active: HashMap::default(),
+            segments: Vec::new(),
+            events: HashMap::new(),
+            stats: DeviceStats::default(),
+            reserved: 0,
+            memory_fraction: None,
+            allowed_memory_maximum: 0,
+            peers: Vec::new(),
+            oom_observers: Vec::new(),
+            teardown_errors: Vec::new(),
+            high_water: [0; 2],
+        };
+        a.stats.max_split_size = a.config.max_split_size;
+        if let Some(f) = a.config.per_process_memory_fraction {
+            a.set_memory_fraction(f);
+        }
+        a
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The policy deciding what differs between PyTorch's allocators and
+    /// expanse.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> &DeviceStats {
+        &self.stats
+    }
+
+    /// Reset peaks to current values.
+    pub fn reset_peak_stats(&mut self) {
+        self.stats.reset_peaks();
+    }
+
+    /// Reset accumulated totals.
+    pub fn reset_accumulated_stats(&mut self) {
+        self.stats.reset_accumulated();
+    }
+
+    /// Limit this process to `fraction` of the device's memory.
+    pub fn set_memory_fraction(&mut self, fraction: f64) {
+        let f = fraction.clamp(0.0, 1.0);
+        self.memory_fraction = Some(f);
+        self.allowed_memory_maximum = (f * self.device.total_memory() as f64) as u64;
+    }
+
+    /// Call `observer` on every out-of-memory failure.
+    pub fn add_oom_observer(&mut self, observer: OomObserver) {
+        self.oom_observers.push(observer);
+    }
+
+    fn gc_enabled(&self) -> bool {
+        self.memory_fraction.is_some() && self.config.garbage_collection_threshold > 0.0
+    }
+
+    fn pool_of(size: u64) -> PoolKind {
+        if size <= SMALL_SIZE {
+            PoolKind::Small
+        } else {
+            PoolKind::Large
+        }
+    }
+
+    fn segment(&self, b: &Block) -> Option<&ExpandableSegment> {
+        match b.segment {
+            SegmentRef::Expandable(i) => self.segments[i].as_ref(),
+            SegmentRef::Classic => None,
+        }
+    }
+
+    /// Allocate `size` bytes for use on `stream`; returns the address.
+    pub fn malloc(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        if orig_size > MAX_REQUEST {
+            self.stats.num_ooms += 1;
+            return Err(AllocError::TooLarge { requested: orig_size });
+        }
+        self.process_events()?;
+        let size = round_size(orig_size, &self.config);
+        let pool = Self::pool_of(size);
+        let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
+
+        let mut found = self.get_free_block(&mut p) || self.lend_free_block(&mut p);
+        if !found {
+            if self.gc_enabled() {
+                self.garbage_collect_cached_blocks()?;
+            }
+            found = self.alloc_block(&mut p, false)?
+                || (self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?);
+        }
+        if !found {
+            // Last resort: free every cached block and retry.
+            self.release_cached_blocks()?;
+            found = self.alloc_block(&mut p, true)?;
+        }
+        if !found {
+            return Err(self.out_of_memory(&p));
+        }
+        let id = p.block.expect("found block");
+        self.alloc_found_block(&p, id, orig_size)
+    }
+
+    fn alloc_found_block(&mut self, p: &Request, id: BlockId, orig_size: u64) -> Result<u64, AllocError> {
+        let st = p.pool;
+        let split = self.should_split(id, p.size);
+        let b = self.blocks.get(id);
+        let already_split = b.is_split();
+        let expandable = b.is_expandable();
+        let mut id = id;
+        if split {
+            // [block of size][remaining] — the remaining keeps the old id.
+            let remaining = id;
+            let new_id = self.split_front(remaining, p.size);
+            self.insert_into_pool(remaining);
+            let rem_size = self.blocks.get(remaining).size;
+            if already_split && !expandable {
+                self.stats.inactive_split_bytes.decrease(st, p.size);
+            } else if !expandable {
+                self.stats.inactive_split_bytes.increase(st, rem_size);
+                self.stats.inactive_split.increase(st, 1);
+            }
+            id = new_id;
+        } else if already_split && !expandable {
+            let size = self.blocks.get(id).size;
+            self.stats.inactive_split_bytes.decrease(st, size);
+            self.stats.inactive_split.decrease(st, 1);
+        }
+        self.order_reuse(id, p.stream)?;
+        let b = self.blocks.get_mut(id);
+        b.allocated = true;
+        b.requested = orig_size;
+        let (addr, size) = (b.addr, b.size);
+        self.active.insert(addr, id);
+        self.stats.allocation.increase(st, 1);
+        self.stats.allocated_bytes.increase(st, size);
+        self.stats.active.increase(st, 1);
+        self.stats.active_bytes.increase(st, size);
+        self.stats.requested_bytes.increase(st, orig_size);
+        if size >= self.config.max_split_size {
+            self.stats.oversize_allocations.increase(1);
+        }
+        Ok(addr)
+    }
+
+    /// Free the allocation at `ptr`. An unknown pointer (never allocated
+    /// here, or already freed) is a misuse error and changes nothing.
+    pub fn free(&mut self, ptr: u64) -> Result<(), AllocError> {
+        let Some(id) = self.active.remove(&ptr) else {
+            return Err(AllocError::Misuse {
+                message: format!(
+                    "free of unknown pointer {ptr:#x} on device {}: not allocated by this allocator, or already freed",
+                    self.device.ordinal()
+                ),
+            });
+        };
+        let b = self.blocks.get_mut(id);
+        b.allocated = false;
+        let (pool, size, requested) = (b.pool, b.size, b.requested);
+        b.requested = 0;
+        let st = pool;
+        self.stats.allocation.decrease(st, 1);
+        self.stats.allocated_bytes.decrease(st, size);
+        self.stats.requested_bytes.decrease(st, requested);
+        if size >= self.config.max_split_size {
+            self.stats.oversize_allocations.decrease(1);
+        }
+        if !self.blocks.get(id).stream_uses.is_empty() {
+            self.insert_events(id)
+        } else {
+            self.free_block(id);
+            Ok(())
+        }
+    }
+
+    /// Give device `peer` access to all memory of this device, now and
+    /// later (every page of every expandable segment).
+    pub fn add_peer(&mut self, peer: u32) -> Result<(), AllocError> {
+        if peer == self.device.ordinal() || self.peers.contains(&peer) {
+            return Ok(());
+        }
+        if !self.device.can_access_peer(peer) {
+            return Err(AllocError::Misuse {
+                message: format!("device {peer} cannot access device {} (no peer path)", self.device.ordinal()),
+            });
+        }
+        let device = Arc::clone(&self.device);
+        for seg in self.segments.iter_mut().flatten() {
+            seg.add_peer(device.as_ref(), peer, &mut self.stats.pages)?;
+        }
+        self.peers.push(peer);
+        Ok(())
+    }
+
+    /// Size of the allocation at `ptr`, if it is one.
+    pub fn allocation_size(&self, ptr: u64) -> Option<u64> {
+        self.active.get(&ptr).map(|&id| self.blocks.get(id).size)
+    }
+
+    /// Bytes reserved from the device.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.reserved
+    }
+
+    /// Number of live expandable segments.
+    pub fn expandable_segment_count(&self) -> usize {
+        self.segments.iter().flatten().count()
+    }
+}
+
+impl Drop for DeviceAllocator {
+    fn drop(&mut self) {
+        self.teardown();
+        for e in &self.teardown_errors {
+            eprintln!("expanse: device {}: {e}", self.device.ordinal());
+        }
+    }
+}
+
+/// Misuse error for a device index out of range.
+pub(crate) fn bad_device(device: u32, count: usize) -> AllocError {
+    AllocError::Misuse { message: format!("device index {device} out of range (allocator has {count} device(s))") }
+}

@@ -1,0 +1,170 @@
+//! Page moving: wholly free pages anywhere on the device are unmapped and
+//! mapped again where a segment must grow (no create, no release), as
+//! far as the policy's driver budget allows; and unmapping in general.
+
+use std::sync::Arc;
+
+use expanse_device::StreamId;
+
+use super::DeviceAllocator;
+use crate::block::{BlockId, PoolKind, SegmentRef};
+use crate::error::AllocError;
+use crate::expandable_segment::{release_pages, Page};
+use crate::pool::FreeKey;
+
+/// Which free block gives its pages first: the greatest rank. Small-pool
+/// pages first (idle small-pool space is rarely reused by large requests),
+/// then the highest offset in its segment: segments stay compact at their
+/// low end, where allocation looks first. Never raw addresses: the result
+/// must not depend on where the backend put the reservations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct DonorRank {
+    small_pool: bool,
+    offset: u64,
+    stream: StreamId,
+    slot: usize,
+}
+
+/// A free block that can give pages away.
+struct Donor {
+    rank: DonorRank,
+    block: BlockId,
+    /// Its wholly free pages, as (address, size), in address order.
+    pages: Vec<(u64, u64)>,
+}
+
+impl DeviceAllocator {
+    /// expanse: unmap wholly free pages anywhere on the device (any pool,
+    /// any stream, after synchronizing that stream) to map them where a
+    /// segment must grow by `need` bytes, instead of creating new pages.
+    /// `target` (the unmapped block being mapped) and its neighbours are
+    /// never touched.
+    pub(super) fn take_free_pages(&mut self, need: u64, target: BlockId) -> Result<Vec<Page>, AllocError> {
+        // Moving is bounded by the driver-time budget: past it, segments grow
+        // by new pages only, and the cost stays within `move_budget` times
+        // what uniform pages would cost however long the program runs.
+        let mut allowed = self.policy.moving.moves_allowed(&self.cost_state());
+        if allowed == 0 || need == 0 {
+            return Ok(Vec::new());
+        }
+        let t = self.blocks.get(target);
+        let room = t.size;
+        let exclude = [Some(target), t.prev, t.next];
+        let mut candidates = self.donors(&exclude);
+        candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.rank));
+        let mut supply = Vec::new();
+        let mut got = 0u64;
+        for Donor { block: id, pages, .. } in candidates {
+            if got >= need || allowed == 0 {
+                break;
+            }
+            // A suffix run of this block's pages, all of them fitting the
+            // unmapped run they will be placed in.
+            let mut lo = None;
+            let mut hi = 0;
+            for &(a, s) in pages.iter().rev() {
+                if got >= need || got + s > room || allowed == 0 {
+                    break;
+                }
+                allowed -= 1;
+                if lo.is_none() {
+                    hi = a + s;
+                }
+                lo = Some(a);
+                got += s;
+            }
+            let Some(lo) = lo else { continue };
+            let pages = self.unmap_block_range(id, lo, hi - lo)?;
+            supply.extend(pages);
+        }
+        Ok(supply)
+    }
+
+    /// Free blocks with wholly free pages to give, except the `exclude`d.
+    fn donors(&self, exclude: &[Option<BlockId>; 3]) -> Vec<Donor> {
+        let g = self.device.granularity();
+        let mut donors = Vec::new();
+        for pool in &self.pools {
+            for key in pool.free.iter() {
+                let FreeKey { size, addr, block: id, .. } = *key;
+                if size < g || exclude.contains(&Some(id)) {
+                    continue;
+                }
+                let b = self.blocks.get(id);
+                let SegmentRef::Expandable(slot) = b.segment else { continue };
+                if !b.is_allocatable() {
+                    continue;
+                }
+                let Some(seg) = self.segments[slot].as_ref() else { continue };
+                let pages = seg.pages_within(addr, size);
+                if !pages.is_empty() {
+                    let rank = DonorRank {
+                        small_pool: b.pool == PoolKind::Small,
+                        offset: addr - seg.base(),
+                        stream: b.stream,
+                        slot,
+                    };
+                    donors.push(Donor { rank, block: id, pages });
+                }
+            }
+        }
+        donors
+    }
+
+    /// Unmap the pages wholly inside `[addr, addr + size)` of free block
+    /// `id`; the block is split around the unmapped part, which merges
+    /// with unmapped neighbours. Returns the unmapped pages, still alive.
+    fn unmap_block_range(&mut self, id: BlockId, addr: u64, size: u64) -> Result<Vec<Page>, AllocError> {
+        let b = self.blocks.get(id).clone();
+        let SegmentRef::Expandable(slot) = b.segment else {
+            return Ok(Vec::new());
+        };
+        // The segment synchronizes its own stream; streams that borrowed
+        // this memory must be finished with it too.
+        for s in b.last_use.iter().filter(|s| *s != b.stream) {
+            self.device.synchronize_stream(s)?;
+            self.stats.pages.stream_syncs += 1;
+        }
+        let device = Arc::clone(&self.device);
+        let seg = self.segments[slot].as_mut().expect("live segment");
+        let (range, pages) = seg.unmap(device.as_ref(), addr, size, &mut self.stats.pages)?;
+        if range.size == 0 {
+            return Ok(pages);
+        }
+        self.remove_from_pool(id);
+        // [free before][unmapped range][free after]: the block keeps the
+        // unmapped middle.
+        if range.addr > b.addr {
+            let before = self.split_front(id, range.addr - b.addr);
+            self.insert_into_pool(before);
+        }
+        if range.end() < b.end() {
+            let after = self.split_back(id, range.end());
+            self.insert_into_pool(after);
+        }
+        {
+            let blk = self.blocks.get_mut(id);
+            blk.mapped = false;
+            // Unmapped memory has no users.
+            blk.last_use.clear();
+        }
+        let prev = self.blocks.get(id).prev;
+        let next = self.blocks.get(id).next;
+        self.try_merge_blocks(id, prev);
+        self.try_merge_blocks(id, next);
+        self.insert_into_pool(id);
+        self.reserved -= range.size;
+        self.stats.reserved_bytes.decrease(b.pool, range.size);
+        self.stats.num_device_free += 1;
+        Ok(pages)
+    }
+
+    /// Unmap and release the wholly free pages of free block `id`.
+    pub(super) fn unmap_block(&mut self, id: BlockId) -> Result<(), AllocError> {
+        let b = self.blocks.get(id);
+        let (addr, size) = (b.addr, b.size);
+        let pages = self.unmap_block_range(id, addr, size)?;
+        release_pages(self.device.as_ref(), pages, &mut self.stats.pages)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,61 @@
+//! Out of memory: the report (PyTorch's wording) and its observers.
+
+use std::sync::Arc;
+
+use super::{DeviceAllocator, Request};
+use crate::error::{format_size, AllocError};
+
+/// What an out-of-memory observer is told.
+#[derive(Clone, Debug)]
+pub struct OomInfo {
+    /// Device index.
+    pub device: u32,
+    /// Bytes the failed request needed.
+    pub alloc_size: u64,
+    /// Memory this process may use (fraction applied) or device total.
+    pub allowed: u64,
+    /// Free device memory reported by the driver.
+    pub device_free: u64,
+}
+
+/// An out-of-memory observer.
+pub type OomObserver = Arc<dyn Fn(&OomInfo) + Send + Sync>;
+
+impl DeviceAllocator {
+    /// Count the failure, tell the observers and describe it.
+    pub(super) fn out_of_memory(&mut self, p: &Request) -> AllocError {
+        self.stats.num_ooms += 1;
+        let total = self.device.total_memory();
+        let device_free = self.device.free_memory();
+        let allowed = if self.memory_fraction.is_some() { self.allowed_memory_maximum } else { total };
+        let info = OomInfo { device: self.device.ordinal(), alloc_size: p.segment_size, allowed, device_free };
+        for obs in &self.oom_observers {
+            obs(&info);
+        }
+        let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
+        let reserved = self.stats.reserved_bytes.all.current.max(0) as u64;
+        let allowed_info = if self.memory_fraction.is_some() {
+            format!("{} allowed; ", format_size(self.allowed_memory_maximum))
+        } else {
+            String::new()
+        };
+        let hint = if self.policy.expandable() {
+            ""
+        } else {
+            " If reserved but unallocated memory is large try setting expandable_segments:True in EXPANSE_ALLOC_CONF to avoid fragmentation."
+        };
+        let request = if self.policy.expandable() { p.size } else { p.segment_size };
+        let message = format!(
+            "Out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. {}Of the allocated memory {} is allocated by this allocator, and {} is reserved by this allocator but unallocated.{}",
+            format_size(request),
+            self.device.ordinal(),
+            format_size(total),
+            format_size(device_free),
+            allowed_info,
+            format_size(allocated),
+            format_size(reserved.saturating_sub(allocated)),
+            hint
+        );
+        AllocError::OutOfMemory { device: self.device.ordinal(), requested: request, message }
+    }
+}

@@ -1,0 +1,198 @@
+//! Release: `empty_cache`, the oversize release of the out-of-memory
+//! path, garbage collection of old classic segments, and teardown.
+
+use std::sync::Arc;
+
+use super::{DeviceAllocator, PendingEvent, Request};
+use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
+use crate::error::AllocError;
+use crate::pool::FreeKey;
+
+/// A free classic segment as garbage collection sees it.
+struct Aged {
+    block: BlockId,
+    /// Free-block searches since it was cached.
+    age: u64,
+    expandable: bool,
+}
+
+impl DeviceAllocator {
+    /// Return every wholly free cached segment (classic) and every wholly
+    /// free page (expandable) to the device, after synchronizing.
+    pub fn empty_cache(&mut self) -> Result<(), AllocError> {
+        self.release_cached_blocks()
+    }
+
+    /// Synchronize, then free every wholly free cached segment and page.
+    pub(super) fn release_cached_blocks(&mut self) -> Result<(), AllocError> {
+        self.synchronize_and_free_events()?;
+        self.stats.num_sync_all_streams += 1;
+        self.release_blocks(PoolKind::Large)?;
+        self.release_blocks(PoolKind::Small)
+    }
+
+    /// Free the cached blocks of `pool`: unsplit classic segments, and the
+    /// wholly free pages of expandable ones.
+    fn release_blocks(&mut self, pool: PoolKind) -> Result<(), AllocError> {
+        let free: Vec<BlockId> = self.pools[pool as usize].free.iter().map(|k| k.block).collect();
+        let mut to_unmap = Vec::new();
+        for id in free {
+            let b = self.blocks.get(id);
+            if b.is_expandable() {
+                to_unmap.push(id);
+            } else if !b.is_split() {
+                self.release_block(id)?;
+            }
+        }
+        for id in to_unmap {
+            self.unmap_block(id)?;
+            self.release_expandable_segment(id)?;
+        }
+        Ok(())
+    }
+
+    /// Free the segment of `id` if `id` is its only block and unmapped.
+    fn release_expandable_segment(&mut self, id: BlockId) -> Result<(), AllocError> {
+        let b = self.blocks.get(id);
+        if b.mapped || b.is_split() {
+            return Ok(());
+        }
+        let SegmentRef::Expandable(slot) = b.segment else {
+            return Ok(());
+        };
+        let device = Arc::clone(&self.device);
+        let seg = self.segments[slot].as_mut().expect("live segment");
+        seg.release_all(device.as_ref(), &mut self.stats.pages)?;
+        self.segments[slot] = None;
+        self.remove_from_pool(id);
+        self.blocks.remove(id);
+        Ok(())
+    }
+
+    /// Free the classic segment whose only block is `id`.
+    fn release_block(&mut self, id: BlockId) -> Result<(), AllocError> {
+        let b = self.blocks.get(id).clone();
+        self.device.free(b.addr)?;
+        self.remove_from_pool(id);
+        self.blocks.remove(id);
+        self.reserved -= b.size;
+        let st = b.pool;
+        self.stats.segment.decrease(st, 1);
+        self.stats.reserved_bytes.decrease(st, b.size);
+        if b.size >= self.config.max_split_size {
+            self.stats.oversize_segments.decrease(1);
+        }
+        self.stats.num_device_free += 1;
+        Ok(())
+    }
+
+    /// Free oversize cached blocks (>= max_split_size) of the request's
+    /// stream until the request could fit.
+    pub(super) fn release_available_cached_blocks(&mut self, p: &Request) -> Result<bool, AllocError> {
+        let max_split = self.config.max_split_size;
+        if max_split == u64::MAX {
+            return Ok(false);
+        }
+        let key_size = p.size.max(max_split);
+        let pool = &self.pools[p.pool as usize];
+        let first = pool.free.range(FreeKey::at_least(p.stream, key_size)..).next().copied();
+        match first {
+            Some(k) if k.stream == p.stream && !self.blocks.get(k.block).is_expandable() => {
+                self.release_block(k.block)?;
+                Ok(true)
+            }
+            _ => {
+                // Free several oversize blocks, largest first.
+                let below: Vec<_> = pool.free.range(..FreeKey::at_least(p.stream, key_size)).rev().copied().collect();
+                let mut released = 0u64;
+                for k in below {
+                    if released >= key_size || k.size < max_split || k.stream != p.stream {
+                        break;
+                    }
+                    if !self.blocks.get(k.block).is_expandable() {
+                        self.release_block(k.block)?;
+                        released += k.size;
+                    }
+                }
+                Ok(released >= key_size)
+            }
+        }
+    }
+
+    /// Free old cached classic segments once reserved memory passes the
+    /// garbage-collection threshold of the allowed memory.
+    pub(super) fn garbage_collect_cached_blocks(&mut self) -> Result<(), AllocError> {
+        let threshold = (self.config.garbage_collection_threshold * self.allowed_memory_maximum as f64) as u64;
+        if self.reserved <= threshold {
+            return Ok(());
+        }
+        let target = self.reserved - threshold;
+        let clock = self.pools[PoolKind::Large as usize].free_block_searches;
+        let include_expandable = self.policy.release.gc_ages_include_expandable;
+        let ages: Vec<Aged> = self.pools[PoolKind::Large as usize]
+            .free
+            .iter()
+            .map(|k| (k.block, self.blocks.get(k.block)))
+            .filter(|(_, b)| !(b.is_split() || (!include_expandable && b.is_expandable())))
+            .map(|(block, b)| Aged { block, age: clock - b.gc_base, expandable: b.is_expandable() })
+            .collect();
+        let mut total_age: u64 = ages.iter().map(|a| a.age).sum();
+        let mut count = ages.len() as u64;
+        let mut reclaimed = 0u64;
+        let mut freed_any = true;
+        let mut live = ages;
+        while reclaimed < target && freed_any && count > 0 {
+            let threshold_age = total_age as f64 / count as f64;
+            freed_any = false;
+            let mut keep = Vec::with_capacity(live.len());
+            for a in live {
+                if !a.expandable && a.age as f64 >= threshold_age {
+                    let size = self.blocks.get(a.block).size;
+                    self.release_block(a.block)?;
+                    reclaimed += size;
+                    total_age -= a.age;
+                    count -= 1;
+                    freed_any = true;
+                } else {
+                    keep.push(a);
+                }
+            }
+            live = keep;
+        }
+        Ok(())
+    }
+
+    /// Release everything back to the device (used by `Drop`); errors are
+    /// collected, not raised.
+    pub(super) fn teardown(&mut self) {
+        if !self.active.is_empty() {
+            self.teardown_errors.push(format!("{} allocation(s) still live at shutdown", self.active.len()));
+        }
+        if let Err(e) = self.device.synchronize() {
+            self.teardown_errors.push(format!("synchronize: {e}"));
+        }
+        for (_, q) in self.events.drain() {
+            for PendingEvent { event, .. } in q {
+                if let Err(e) = self.device.release_event(event) {
+                    self.teardown_errors.push(format!("releasing event {event:?}: {e}"));
+                }
+            }
+        }
+        let device = Arc::clone(&self.device);
+        for seg in self.segments.iter_mut().flatten() {
+            if let Err(e) = seg.release_all(device.as_ref(), &mut self.stats.pages) {
+                self.teardown_errors.push(format!("releasing segment {:#x}: {e}", seg.base()));
+            }
+        }
+        self.segments.clear();
+        let classic: Vec<u64> =
+            self.blocks.iter().filter(|(_, b)| !b.is_expandable() && b.prev.is_none()).map(|(_, b)| b.addr).collect();
+        for addr in classic {
+            if let Err(e) = device.free(addr) {
+                self.teardown_errors.push(format!("freeing segment {addr:#x}: {e}"));
+            }
+        }
+        self.blocks = Arena::default();
+        self.active.clear();
+    }
+}

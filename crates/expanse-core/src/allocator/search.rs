@@ -1,0 +1,186 @@
+//! Block search, split and merge: best fit among a stream's cached blocks,
+//! PyTorch's split and oversize rules (as the policy applies them), and
+//! the address-ordered block list of each segment.
+
+use super::{DeviceAllocator, Request};
+use crate::block::{Block, BlockId};
+use crate::pool::FreeKey;
+
+impl DeviceAllocator {
+    /// Best fit among cached free blocks on the same stream.
+    pub(super) fn get_free_block(&mut self, p: &mut Request) -> bool {
+        let gc = self.gc_enabled();
+        let max_split = self.config.max_split_size;
+        let rounding = self.config.max_non_split_rounding;
+        let blocks = &self.blocks;
+        let pool = &mut self.pools[p.pool as usize];
+        if gc {
+            pool.free_block_searches += 1;
+        }
+        let mut it = pool.free.range(FreeKey::at_least(p.stream, p.size)..);
+        let Some(&first) = it.next() else {
+            return false;
+        };
+        if first.stream != p.stream {
+            return false;
+        }
+        let mut cur = first;
+        if blocks.get(cur.block).is_expandable() {
+            // A block followed by unmapped space can grow to any size: for
+            // best fit, compare blocks by the size they can reach, so that
+            // such a block is taken only when nothing else fits.
+            let reach = |id: BlockId| {
+                let b = blocks.get(id);
+                b.size + b.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
+            };
+            for &next in it {
+                if !blocks.get(cur.block).is_expandable()
+                    || next.stream != p.stream
+                    || reach(next.block) >= reach(cur.block)
+                {
+                    break;
+                }
+                cur = next;
+            }
+        }
+        let b = blocks.get(cur.block);
+        if self.policy.oversize_rules_apply(b.is_expandable()) {
+            if p.size < max_split && b.size >= max_split {
+                return false;
+            }
+            if p.size >= max_split && b.size >= p.size.saturating_add(rounding) {
+                return false;
+            }
+        }
+        pool.free.remove(&cur);
+        p.block = Some(cur.block);
+        true
+    }
+
+    /// Whether free block `id`, serving `size` bytes, is split.
+    pub(super) fn should_split(&self, id: BlockId, size: u64) -> bool {
+        let b = self.blocks.get(id);
+        self.policy.should_split(b.pool, b.size, size, self.config.max_split_size)
+    }
+
+    /// Split the first `size` bytes of block `id` off into a new block just
+    /// before it, with the same segment, stream, pool, mapping state and
+    /// users. Neither block is in a pool set afterwards: the caller files
+    /// them. Returns the new block.
+    pub(super) fn split_front(&mut self, id: BlockId, size: u64) -> BlockId {
+        let b = self.blocks.get(id);
+        let mut f = Block::new(b.addr, size, b.stream, b.pool, b.segment);
+        f.mapped = b.mapped;
+        f.last_use = b.last_use.clone();
+        f.prev = b.prev;
+        f.next = Some(id);
+        let prev = b.prev;
+        let fid = self.blocks.insert(f);
+        if let Some(p) = prev {
+            self.blocks.get_mut(p).next = Some(fid);
+        }
+        let blk = self.blocks.get_mut(id);
+        blk.prev = Some(fid);
+        blk.addr += size;
+        blk.size -= size;
+        fid
+    }
+
+    /// Split block `id` at address `at` (strictly inside it): the bytes from
+    /// `at` on become a new block just after it, like [`Self::split_front`].
+    pub(super) fn split_back(&mut self, id: BlockId, at: u64) -> BlockId {
+        let b = self.blocks.get(id);
+        let mut f = Block::new(at, b.end() - at, b.stream, b.pool, b.segment);
+        f.mapped = b.mapped;
+        f.last_use = b.last_use.clone();
+        f.prev = Some(id);
+        f.next = b.next;
+        let (next, start) = (b.next, b.addr);
+        let fid = self.blocks.insert(f);
+        if let Some(n) = next {
+            self.blocks.get_mut(n).prev = Some(fid);
+        }
+        let blk = self.blocks.get_mut(id);
+        blk.next = Some(fid);
+        blk.size = at - start;
+        fid
+    }
+
+    /// Merge `src` into `dst` when `src` is free with the same mapping
+    /// state; returns the bytes taken over (0: no merge).
+    pub(super) fn try_merge_blocks(&mut self, dst: BlockId, src: Option<BlockId>) -> u64 {
+        let Some(src) = src else { return 0 };
+        let s = self.blocks.get(src);
+        let d = self.blocks.get(dst);
+        if s.allocated || s.event_count > 0 || !s.stream_uses.is_empty() || s.mapped != d.mapped {
+            return 0;
+        }
+        let src_is_prev = d.prev == Some(src);
+        self.remove_from_pool(src);
+        let s = self.blocks.remove(src);
+        if src_is_prev {
+            if let Some(pp) = s.prev {
+                self.blocks.get_mut(pp).next = Some(dst);
+            }
+        } else if let Some(nn) = s.next {
+            self.blocks.get_mut(nn).prev = Some(dst);
+        }
+        let d = self.blocks.get_mut(dst);
+        if src_is_prev {
+            d.addr = s.addr;
+            d.prev = s.prev;
+        } else {
+            d.next = s.next;
+        }
+        d.size += s.size;
+        d.last_use.extend(&s.last_use);
+        s.size
+    }
+
+    /// Return block `id` to its pool, merged with its free neighbours.
+    pub(super) fn free_block(&mut self, id: BlockId) {
+        let b = self.blocks.get(id);
+        let (orig_size, pool, expandable) = (b.size, b.pool, b.is_expandable());
+        let (prev, next) = (b.prev, b.next);
+        let mut d_blocks: i64 = 0;
+        let mut d_bytes: i64 = 0;
+        for cand in [prev, next] {
+            let taken = self.try_merge_blocks(id, cand);
+            if taken > 0 {
+                d_blocks -= 1;
+                d_bytes -= taken as i64;
+            }
+        }
+        self.insert_into_pool(id);
+        let b = self.blocks.get(id);
+        if b.is_split() {
+            d_blocks += 1;
+            d_bytes += b.size as i64;
+        }
+        let st = pool;
+        if !expandable {
+            if d_blocks > 0 {
+                self.stats.inactive_split.increase(st, d_blocks as u64);
+            } else if d_blocks < 0 {
+                self.stats.inactive_split.decrease(st, (-d_blocks) as u64);
+            }
+            if d_bytes > 0 {
+                self.stats.inactive_split_bytes.increase(st, d_bytes as u64);
+            } else if d_bytes < 0 {
+                self.stats.inactive_split_bytes.decrease(st, (-d_bytes) as u64);
+            }
+        }
+        self.stats.active.decrease(st, 1);
+        self.stats.active_bytes.decrease(st, orig_size);
+    }
+
+    pub(super) fn insert_into_pool(&mut self, id: BlockId) {
+        let b = self.blocks.get_mut(id);
+        self.pools[b.pool as usize].insert(id, b);
+    }
+
+    pub(super) fn remove_from_pool(&mut self, id: BlockId) -> bool {
+        let b = self.blocks.get(id);
+        self.pools[b.pool as usize].remove(id, b)
+    }
+}

@@ -1,0 +1,155 @@
+//! Streams: cross-stream ordering of reuse (event waits, never host
+//! waits), lending free blocks across streams when the policy allows,
+//! `record_stream` and the events that hold a freed block until the
+//! streams that used it are done.
+
+use std::collections::VecDeque;
+
+use expanse_device::StreamId;
+
+use super::{DeviceAllocator, PendingEvent, Request};
+use crate::block::BlockId;
+use crate::error::AllocError;
+use crate::pool::FreeKey;
+
+impl DeviceAllocator {
+    /// Order `stream`'s coming work after every other stream that may still
+    /// touch block `id`: an event recorded on each, waited on by `stream`
+    /// (no host wait). Then `stream` is the block's only user.
+    pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
+        let users = &self.blocks.get(id).last_use;
+        if users.iter().all(|s| s == stream) {
+            if users.is_empty() {
+                self.blocks.get_mut(id).last_use.insert(stream);
+            }
+            return Ok(());
+        }
+        let others: Vec<StreamId> = users.iter().filter(|s| *s != stream).collect();
+        for other in others {
+            let e = self.device.record_event(other)?;
+            let waited = self.device.wait_event(stream, e);
+            let released = self.device.release_event(e);
+            waited?;
+            released?;
+            self.stats.cross_stream_waits += 1;
+        }
+        let b = self.blocks.get_mut(id);
+        b.last_use.clear();
+        b.last_use.insert(stream);
+        Ok(())
+    }
+
+    /// When the policy lends and the request's stream has no cached block that fits,
+    /// take the best-fitting free block of another stream's expandable
+    /// segment instead of growing. The reuse is stream-ordered by
+    /// `order_reuse` (an event wait, no page operation, no host wait).
+    pub(super) fn lend_free_block(&mut self, p: &mut Request) -> bool {
+        if !self.policy.lending.lends() {
+            return false;
+        }
+        let blocks = &self.blocks;
+        let pool = &mut self.pools[p.pool as usize];
+        let mut best: Option<FreeKey> = None;
+        let mut from = FreeKey::at_least(StreamId(0), p.size);
+        // One best-fit look-up per stream: keys are ordered by stream, then size.
+        while let Some(&k) = pool.free.range(from..).next() {
+            if k.size < p.size {
+                // A new stream's first block is too small: jump to the size.
+                from = FreeKey::at_least(k.stream, p.size);
+                continue;
+            }
+            if k.stream != p.stream && blocks.get(k.block).is_expandable() && best.is_none_or(|b| k.size < b.size) {
+                best = Some(k);
+            }
+            match k.stream.0.checked_add(1) {
+                Some(n) => from = FreeKey::at_least(StreamId(n), 0),
+                None => break,
+            }
+        }
+        let Some(k) = best else { return false };
+        pool.free.remove(&k);
+        p.block = Some(k.block);
+        true
+    }
+
+    /// Mark the allocation at `ptr` as used on `stream` too: when freed, it
+    /// is reused only after the work queued on `stream` by then completed.
+    pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
+        let Some(&id) = self.active.get(&ptr) else {
+            return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
+        };
+        let b = self.blocks.get_mut(id);
+        if stream != b.stream && !b.stream_uses.contains(&stream) {
+            b.stream_uses.push(stream);
+        }
+        Ok(())
+    }
+
+    /// Record an event on every stream the freed block `id` was used on;
+    /// the block is cached once they all completed.
+    pub(super) fn insert_events(&mut self, id: BlockId) -> Result<(), AllocError> {
+        let streams = std::mem::take(&mut self.blocks.get_mut(id).stream_uses);
+        for (i, s) in streams.iter().enumerate() {
+            match self.device.record_event(*s) {
+                Ok(e) => {
+                    self.blocks.get_mut(id).event_count += 1;
+                    self.events.entry(*s).or_default().push_back(PendingEvent { event: e, block: id });
+                }
+                Err(err) => {
+                    // Cannot order the reuse: wait for the streams instead,
+                    // so the block is never handed out too early.
+                    for rest in &streams[i..] {
+                        self.device.synchronize_stream(*rest)?;
+                    }
+                    if self.blocks.get(id).event_count == 0 {
+                        self.free_block(id);
+                    }
+                    return Err(err.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Free blocks whose stream events completed (lazily, at each malloc).
+    pub(super) fn process_events(&mut self) -> Result<(), AllocError> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
+        let streams: Vec<StreamId> = self.events.keys().copied().collect();
+        for s in streams {
+            while let Some(&PendingEvent { event: e, block: id }) = self.events.get(&s).and_then(|q| q.front()) {
+                if !self.device.query_event(e)? {
+                    break;
+                }
+                self.events.get_mut(&s).expect("queue").pop_front();
+                self.device.release_event(e)?;
+                self.event_done(id);
+            }
+            if self.events.get(&s).is_some_and(VecDeque::is_empty) {
+                self.events.remove(&s);
+            }
+        }
+        Ok(())
+    }
+
+    /// One of block `id`'s events completed.
+    fn event_done(&mut self, id: BlockId) {
+        let b = self.blocks.get_mut(id);
+        b.event_count -= 1;
+        if b.event_count == 0 {
+            self.free_block(id);
+        }
+    }
+
+    /// Wait for the whole device, then complete every pending event.
+    pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
+        self.device.synchronize()?;
+        let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
+        for PendingEvent { event: e, block: id } in all {
+            self.device.release_event(e)?;
+            self.event_done(id);
+        }
+        Ok(())
+    }
+}

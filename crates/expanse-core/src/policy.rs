@@ -1,0 +1,354 @@
+//! Policies: the decisions that make PyTorch's allocators and expanse
+//! differ, as values chosen when the allocator is built.
+//!
+//! The block and segment machinery (`allocator/`) is one; it asks its
+//! [`Policy`] which segments to grow, which pages to create, whether to
+//! move pages or lend blocks across streams and which rules apply to
+//! expandable blocks. Three named policies:
+//!
+//! | | segments | pages | moving | lending | oversize/GC rules on expandable blocks |
+//! |---|---|---|---|---|---|
+//! | [`Policy::pytorch_native`] | classic | - | never | never | yes |
+//! | [`Policy::pytorch_expandable`] | expandable | uniform 2/20 MiB | never | never | yes |
+//! | [`Policy::expanse`] | expandable | sized to the growth, 2..40 MiB, by the budget | within the budget | across streams | no |
+//!
+//! A new rule is a new variant or field here with its decision as a
+//! method; the mechanism calls the method and never asks which mode it is
+//! in.
+#![forbid(unsafe_code)]
+
+use crate::block::PoolKind;
+use crate::config::Config;
+use crate::cost::{CostState, DriverCosts};
+use crate::expandable_segment::Placement;
+use crate::size_class::{MIN_BLOCK_SIZE, SMALL_SIZE};
+
+/// Every decision of one allocator that is a matter of policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// Which segments grow the cache.
+    pub segments: SegmentPolicy,
+    /// Which pages an expandable segment maps when it grows.
+    pub pages: PagePolicy,
+    /// Whether growth takes wholly free pages from elsewhere first.
+    pub moving: MovePolicy,
+    /// Whether a stream may take another stream's free block.
+    pub lending: LendPolicy,
+    /// Whether PyTorch's oversize rules (a small request never takes a
+    /// block of at least `max_split_size`, a large one only a block less
+    /// than `max_non_split_rounding` bigger) apply to expandable blocks.
+    pub oversize_rules_on_expandable: bool,
+    /// What garbage collection considers.
+    pub release: ReleasePolicy,
+}
+
+/// Which segments grow the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentPolicy {
+    /// One device allocation per segment (PyTorch's native allocator).
+    Classic,
+    /// One growing reservation per stream and pool, where the device
+    /// supports virtual memory (classic segments otherwise).
+    Expandable,
+}
+
+/// Which pages an expandable segment maps when it grows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PagePolicy {
+    /// PyTorch's: every page of a pool has the same size, at aligned offsets.
+    Uniform {
+        /// Page size of the small pool.
+        small: u64,
+        /// Page size of the large pool.
+        large: u64,
+    },
+    /// expanse's: segments are aligned to the device granularity; the small
+    /// pool maps `small` pages, the large pool pages sized to the growth,
+    /// from [`PagePolicy::grow_size`] up to `max_page`.
+    GrowthSized {
+        /// Page size of the small pool.
+        small: u64,
+        /// Smallest large-pool page, while driver time is far below budget.
+        min_grow: u64,
+        /// Largest page created.
+        max_page: u64,
+        /// The budget that pushes pages towards the reference large page.
+        budget: DriverBudget,
+    },
+}
+
+/// Driver time allowed, as a multiple of what PyTorch's uniform pages would
+/// cost to map the same high-water marks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DriverBudget {
+    /// The multiple (`move_budget`); 0 allows nothing beyond the minimum.
+    pub multiple: f64,
+    /// Uniform page size of the small pool it compares against.
+    pub reference_small_page: u64,
+    /// Uniform page size of the large pool it compares against.
+    pub reference_large_page: u64,
+    /// What each driver call costs.
+    pub costs: DriverCosts,
+}
+
+/// Whether segment growth moves wholly free pages instead of creating new ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MovePolicy {
+    /// Always create new pages.
+    Never,
+    /// Move pages while the driver time stays within the budget.
+    WithinBudget(DriverBudget),
+}
+
+/// Whether a stream with no fitting free block may take another stream's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LendPolicy {
+    /// Each stream uses only its own blocks (PyTorch).
+    Never,
+    /// Free expandable blocks are lent across streams, ordered by an event
+    /// wait.
+    AcrossStreams,
+}
+
+/// What garbage collection considers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleasePolicy {
+    /// Whether free expandable blocks count in the average age that decides
+    /// which classic segments are old enough to free (PyTorch: yes; they
+    /// are never freed by it either way).
+    pub gc_ages_include_expandable: bool,
+}
+
+impl Policy {
+    /// PyTorch's native caching allocator: classic segments and its rules.
+    pub fn pytorch_native(config: &Config) -> Self {
+        Policy { segments: SegmentPolicy::Classic, ..Self::pytorch_expandable(config) }
+    }
+
+    /// PyTorch's `expandable_segments:True`, decision for decision: uniform
+    /// pages, no moving, no lending.
+    pub fn pytorch_expandable(config: &Config) -> Self {
+        Policy {
+            segments: SegmentPolicy::Expandable,
+            pages: PagePolicy::Uniform { small: config.small_page_size, large: config.large_page_size },
+            moving: MovePolicy::Never,
+            lending: LendPolicy::Never,
+            oversize_rules_on_expandable: true,
+            release: ReleasePolicy { gc_ages_include_expandable: true },
+        }
+    }
+
+    /// expanse's default: pages sized to the growth and moved within the
+    /// driver budget, blocks lent across streams, expandable blocks exempt
+    /// from the oversize and GC rules.
+    pub fn expanse(config: &Config) -> Self {
+        let budget = DriverBudget {
+            multiple: config.move_budget,
+            reference_small_page: config.small_page_size,
+            reference_large_page: config.large_page_size,
+            costs: DriverCosts::H200,
+        };
+        Policy {
+            segments: SegmentPolicy::Expandable,
+            pages: PagePolicy::GrowthSized {
+                small: config.small_page_size,
+                min_grow: config.min_grow_size,
+                max_page: config.max_page_size,
+                budget,
+            },
+            moving: MovePolicy::WithinBudget(budget),
+            lending: LendPolicy::AcrossStreams,
+            oversize_rules_on_expandable: false,
+            release: ReleasePolicy { gc_ages_include_expandable: false },
+        }
+    }
+
+    /// The policy a configuration asks for: classic segments when
+    /// `expandable_segments` is off (expanse changes nothing there), PyTorch's
+    /// expandable segments under `pytorch_compat`, expanse's otherwise.
+    pub fn from_config(config: &Config) -> Self {
+        if !config.expandable_segments {
+            Self::pytorch_native(config)
+        } else if config.pytorch_compat {
+            Self::pytorch_expandable(config)
+        } else {
+            Self::expanse(config)
+        }
+    }
+
+    /// Whether expandable segments are asked for.
+    pub fn expandable(&self) -> bool {
+        self.segments == SegmentPolicy::Expandable
+    }
+
+    /// Whether the oversize rules apply to a block (`expandable`: whether
+    /// it lives in an expandable segment).
+    pub fn oversize_rules_apply(&self, expandable: bool) -> bool {
+        !expandable || self.oversize_rules_on_expandable
+    }
+
+    /// Whether a free block of `block_size` bytes serving a request of
+    /// `size` bytes is split, leaving the rest cached (PyTorch's rule).
+    pub fn should_split(&self, pool: PoolKind, block_size: u64, size: u64, max_split_size: u64) -> bool {
+        let remaining = block_size - size;
+        if pool == PoolKind::Small || self.expandable() {
+            remaining >= MIN_BLOCK_SIZE
+        } else {
+            size < max_split_size && remaining > SMALL_SIZE
+        }
+    }
+}
+
+impl PagePolicy {
+    /// Alignment unit of a new segment of `pool` on a device of `granularity`.
+    pub fn unit(&self, pool: PoolKind, granularity: u64) -> u64 {
+        match (self, pool) {
+            (PagePolicy::Uniform { small, .. }, PoolKind::Small) => *small,
+            (PagePolicy::Uniform { large, .. }, PoolKind::Large) => *large,
+            (PagePolicy::GrowthSized { .. }, _) => granularity,
+        }
+    }
+
+    /// How a segment of `pool` with alignment `unit` places the pages of a
+    /// growth by `need` bytes into an unmapped run ending at `limit`.
+    pub fn placement(
+        &self,
+        pool: PoolKind,
+        limit: u64,
+        need: u64,
+        unit: u64,
+        granularity: u64,
+        cost: &CostState,
+    ) -> Placement {
+        match (self, pool) {
+            (PagePolicy::Uniform { .. }, _) => Placement::uniform(limit),
+            // Small-pool growth is small: pages of the small page size.
+            (PagePolicy::GrowthSized { small, .. }, PoolKind::Small) => {
+                let page = (*small).max(unit);
+                Placement::variable(limit, page, page)
+            }
+            (PagePolicy::GrowthSized { max_page, .. }, PoolKind::Large) => {
+                Placement::variable(limit, self.grow_size(cost, need, granularity).max(unit), *max_page)
+            }
+        }
+    }
+
+    /// Smallest page to create when the large pool grows by `need` bytes.
+    ///
+    /// Small pages waste less at the edges of free blocks but cost the same
+    /// driver time per page as big ones. While the driver time spent is far
+    /// below the budget, pages start at `min_grow`; as it approaches the
+    /// budget they grow towards the reference large page (PyTorch's
+    /// 20 MiB), so a workload that grows often in small steps cannot run up
+    /// many times PyTorch's driver time. Uniform pages: the large page.
+    pub fn grow_size(&self, cost: &CostState, need: u64, granularity: u64) -> u64 {
+        let PagePolicy::GrowthSized { min_grow, budget, .. } = self else {
+            return self.unit(PoolKind::Large, granularity);
+        };
+        let floor = *min_grow;
+        let ceiling = budget.reference_large_page.max(floor);
+        let Some(used) = budget.used_after_growth(cost, need) else {
+            return floor;
+        };
+        let size = (floor as f64 + (ceiling - floor) as f64 * used) as u64;
+        size.div_ceil(granularity) * granularity
+    }
+}
+
+impl DriverBudget {
+    /// Pages PyTorch's uniform pages would need for `small` and `large`
+    /// bytes of the small and large pools.
+    fn uniform_pages(&self, small: u64, large: u64) -> u64 {
+        large.div_ceil(self.reference_large_page.max(1)) + small.div_ceil(self.reference_small_page.max(1))
+    }
+
+    /// Fraction of the budget (0..=1) that the time spent uses, once the
+    /// large pool has grown by `need` bytes; `None` when the budget is 0.
+    fn used_after_growth(&self, cost: &CostState, need: u64) -> Option<f64> {
+        if self.multiple <= 0.0 {
+            return None;
+        }
+        let per_page = self.costs.new_page_us(cost.devices);
+        let pages_after = self.uniform_pages(cost.high_water_small, cost.high_water_large + need);
+        let budget = self.multiple * per_page * pages_after as f64;
+        Some((cost.spent_us / budget).clamp(0.0, 1.0))
+    }
+
+    /// Driver time (µs) that PyTorch's uniform pages would at least spend
+    /// to map the high-water marks: one create, map and access grant per
+    /// page.
+    pub fn uniform_pages_us(&self, cost: &CostState) -> f64 {
+        let pages = cost.high_water_small.div_ceil(self.reference_small_page.max(1))
+            + cost.high_water_large.div_ceil(self.reference_large_page.max(1));
+        self.costs.new_page_us(cost.devices) * pages as f64
+    }
+}
+
+impl MovePolicy {
+    /// How many more pages may be moved now.
+    pub fn moves_allowed(&self, cost: &CostState) -> u64 {
+        let MovePolicy::WithinBudget(budget) = self else {
+            return 0;
+        };
+        let per_move = budget.costs.moved_page_us(cost.devices);
+        let left = budget.multiple * budget.uniform_pages_us(cost) - cost.spent_us;
+        if left <= 0.0 {
+            0
+        } else {
+            (left / per_move) as u64
+        }
+    }
+}
+
+impl LendPolicy {
+    /// Whether blocks are lent across streams.
+    pub fn lends(&self) -> bool {
+        *self == LendPolicy::AcrossStreams
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MIB;
+
+    fn state(spent_us: f64) -> CostState {
+        CostState { high_water_small: 0, high_water_large: 200 * MIB, devices: 1, spent_us }
+    }
+
+    #[test]
+    fn modes_pick_their_policies() {
+        let c = Config::default();
+        assert_eq!(Policy::from_config(&c), Policy::expanse(&c));
+        let native = Config::pytorch_native();
+        assert_eq!(Policy::from_config(&native).segments, SegmentPolicy::Classic);
+        let p = Policy::from_config(&Config::pytorch_expandable());
+        assert_eq!(p.moving, MovePolicy::Never);
+        assert!(!p.lending.lends());
+        assert_eq!(p.pages.unit(PoolKind::Large, 2 * MIB), 20 * MIB);
+        assert_eq!(Policy::expanse(&c).pages.unit(PoolKind::Large, 2 * MIB), 2 * MIB);
+    }
+
+    /// Budget 1.75 x (10 uniform 20 MiB pages x 37.1 µs) = 649.25 µs; a
+    /// move costs 43.7 µs.
+    #[test]
+    fn moves_stop_at_the_budget() {
+        let moving = Policy::expanse(&Config::default()).moving;
+        assert_eq!(moving.moves_allowed(&state(0.0)), 14); // 649.25 / 43.7
+        assert_eq!(moving.moves_allowed(&state(600.0)), 1); // 49.25 / 43.7
+        assert_eq!(moving.moves_allowed(&state(700.0)), 0);
+        assert_eq!(MovePolicy::Never.moves_allowed(&state(0.0)), 0);
+    }
+
+    /// Pages grow from 2 MiB towards 20 MiB as the budget is used.
+    #[test]
+    fn pages_grow_with_the_budget_used() {
+        let pages = Policy::expanse(&Config::default()).pages;
+        let g = 2 * MIB;
+        assert_eq!(pages.grow_size(&state(0.0), 20 * MIB, g), 2 * MIB);
+        // 11 pages after growth: budget 1.75 x 11 x 37.1 = 714.175 µs; half
+        // of it used gives 2 + 18 / 2 = 11 MiB, rounded up to 12 MiB.
+        assert_eq!(pages.grow_size(&state(714.175 / 2.0), 20 * MIB, g), 12 * MIB);
+        assert_eq!(pages.grow_size(&state(1e9), 20 * MIB, g), 20 * MIB);
+    }
+}
