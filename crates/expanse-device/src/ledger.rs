@@ -15,7 +15,7 @@
 //! a bad call (a real driver may accept an unmap of an unmapped range, or
 //! fault on a bad pointer), the backend never makes it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::{DeviceError, PageHandle, Result, StreamId};
 
@@ -59,9 +59,10 @@ pub struct Ledger {
     pages: HashMap<u64, PageEntry>,
     mappings: BTreeMap<u64, MapEntry>,
     mallocs: BTreeMap<u64, u64>,
-    /// Streams handed out by `create_stream` (the default stream is
-    /// always known).
-    streams: HashSet<u64>,
+    /// Known streams (the default stream is always known): `true` for
+    /// those made by `create_stream`, `false` for adopted ones (streams of
+    /// the caller's, which the device never destroys).
+    streams: HashMap<u64, bool>,
 }
 
 fn misuse(call: &'static str, addr: u64, what: &'static str) -> DeviceError {
@@ -382,15 +383,28 @@ impl Ledger {
     /// stream's and never a live stream's.
     pub fn create_stream(&mut self, driver: impl FnOnce() -> Result<u64>) -> Result<StreamId> {
         let id = driver()?;
-        if id == StreamId::DEFAULT.0 || !self.streams.insert(id) {
+        if id == StreamId::DEFAULT.0 || self.streams.contains_key(&id) {
             return Err(misuse("create_stream", id, "driver returned the default or a live stream id"));
+        }
+        self.streams.insert(id, true);
+        Ok(StreamId(id))
+    }
+
+    /// Know `id`, a stream the caller owns (e.g. a `CUstream` handed over
+    /// the C ABI), from now on; adopting it again is a no-op. It cannot be
+    /// destroyed through the device. Fails if `id` was made by
+    /// `create_stream` (a stale handle of the caller's, reused by the
+    /// driver for one of ours).
+    pub fn adopt_stream(&mut self, id: u64) -> Result<StreamId> {
+        if id != StreamId::DEFAULT.0 && *self.streams.entry(id).or_insert(false) {
+            return Err(misuse("adopt_stream", id, "a stream this device created, not the caller's"));
         }
         Ok(StreamId(id))
     }
 
     /// Destroy a stream made by `create_stream`: `driver()` destroys it.
     pub fn destroy_stream(&mut self, stream: StreamId, driver: impl FnOnce() -> Result<()>) -> Result<()> {
-        if !self.streams.contains(&stream.0) {
+        if self.streams.get(&stream.0) != Some(&true) {
             return Err(misuse("destroy_stream", stream.0, "not a stream this device created"));
         }
         driver()?;
@@ -407,7 +421,7 @@ impl Ledger {
 
     /// `stream` is the default stream or one this device created.
     pub fn check_stream(&self, call: &'static str, stream: StreamId) -> Result<()> {
-        if stream != StreamId::DEFAULT && !self.streams.contains(&stream.0) {
+        if stream != StreamId::DEFAULT && !self.streams.contains_key(&stream.0) {
             return Err(misuse(call, stream.0, "unknown stream (not created by this device)"));
         }
         Ok(())
@@ -415,7 +429,7 @@ impl Ledger {
 
     /// Number of live streams made by `create_stream`.
     pub fn stream_count(&self) -> usize {
-        self.streams.len()
+        self.streams.values().filter(|created| **created).count()
     }
 }
 
@@ -483,5 +497,10 @@ mod tests {
         l.destroy_stream(s, || Ok(())).unwrap();
         assert!(l.check_stream("record_event", s).is_err(), "destroyed");
         assert!(l.destroy_stream(StreamId::DEFAULT, || Ok(())).is_err());
+        let theirs = l.adopt_stream(9).unwrap();
+        assert!(l.check_stream("wait_event", theirs).is_ok());
+        assert!(l.destroy_stream(theirs, || Ok(())).is_err(), "the caller's stream is not ours to destroy");
+        let ours = l.create_stream(|| Ok(4)).unwrap();
+        assert!(l.adopt_stream(ours.0).is_err());
     }
 }
