@@ -149,10 +149,8 @@ pub fn granularity(d: &Driver, prop: &CUmemAllocationProp) -> Result<u64> {
 pub fn address_reserve(d: &Driver, size: u64, align: u64) -> Result<u64> {
     let mut p: CUdeviceptr = 0;
     // SAFETY: valid out-pointer; a reservation touches no memory.
-    with_size(
-        check("cuMemAddressReserve", unsafe { (d.mem_address_reserve)(&mut p, size as usize, align as usize, 0, 0) }),
-        size,
-    )?;
+    let code = unsafe { (d.mem_address_reserve)(&mut p, size as usize, align as usize, 0, 0) };
+    with_size(check("cuMemAddressReserve", code), size)?;
     Ok(p)
 }
 
