@@ -14,13 +14,17 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 
 single() {
   echo "== 1. conformance suite and allocator tests on CUDA"
-  EXPANSE_CUDA_TESTS=1 .device-bin/gpu-tests --test-threads=1 --nocapture 2>&1 | tee "$OUT/1-tests.txt"
+  # The GPU tests are #[ignore]d (they show as ignored without a GPU):
+  # --include-ignored runs them. Look for "test result: ok. 4 passed" and "five-stream replay ...: ok".
+  EXPANSE_CUDA_TESTS=1 .device-bin/gpu-tests --include-ignored --test-threads=1 --nocapture 2>&1 | tee "$OUT/1-tests.txt"
   echo "== 2. replay on the CUDA backend"
   for t in gpt2_train resnet_train; do
     for conf in expandable_segments:False expandable_segments:True,pytorch_compat:True expandable_segments:True; do
       .device-bin/expanse replay "traces/$t.trace.csv.gz" --backend cuda --conf "$conf" --json | tee -a "$OUT/2-replay.jsonl"
     done
   done
+  echo "== 2a. a five-stream trace on four created streams plus the default one"
+  .device-bin/expanse replay traces/five_streams.trace.csv --backend cuda --json | tee "$OUT/2a-five-streams.json"
   echo "== 2b. cross-stream lending through PyTorch"
   PYTHONUNBUFFERED=1 python3 scripts/gpu/cross_stream.py 2>&1 | tee "$OUT/2b-cross-stream.txt"
   echo "== 3. GPT-2 small training on three allocators"

@@ -19,7 +19,9 @@ extern "C" {
 #endif
 
 /* Allocate size bytes on device for use on stream (a cudaStream_t; NULL is
- * the default stream). NULL on failure (out of memory: see last error). */
+ * the default stream). The stream must be live and belong to device while
+ * memory allocated for it is in use (on CUDA it is used as a real stream).
+ * NULL on failure (out of memory: see last error). */
 void *expanse_alloc(size_t size, int device, void *stream);
 
 /* Free ptr. An unknown pointer or a double free sets the last error and
@@ -40,7 +42,8 @@ size_t expanse_memory_stats_json(int device, char *buf, size_t len);
 /* Reset peak statistics of device. Returns 0, or -1 on error. */
 int expanse_reset_peak_stats(int device);
 
-/* Mark ptr as used on stream too: its reuse waits for that stream's work. */
+/* Mark ptr as used on stream too: its reuse waits for that stream's work.
+ * stream: NULL or a live cudaStream_t of ptr's device. */
 void expanse_record_stream(void *ptr, void *stream);
 
 /* Limit device to fraction (0..1) of its memory. */

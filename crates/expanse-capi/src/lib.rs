@@ -1,24 +1,28 @@
 //! The C ABI of expanse (`libexpanse.so`, header `include/expanse.h`).
 //!
-//! One process-wide [`CachingAllocator`] is created at the first call:
-//! backend from `EXPANSE_BACKEND` (`cuda`, `host`; default `cuda` when a
-//! CUDA device is present, else `host`), configuration from
-//! `EXPANSE_ALLOC_CONF`. Every exported function catches panics and turns
+//! One process-wide [`CachingAllocator`] is created at the first call,
+//! through the same factory and configuration loader as the `expanse`
+//! command ([`expanse_backends`]): backend from `EXPANSE_BACKEND` (`cuda`,
+//! `host`; default `cuda` when a CUDA device is present, else `host`; `sim`
+//! is refused, its memory is not real), host capacity from
+//! `EXPANSE_HOST_MEMORY`, configuration from `EXPANSE_ALLOC_CONF`, else
+//! `PYTORCH_ALLOC_CONF`, else `PYTORCH_CUDA_ALLOC_CONF`, else the defaults.
+//! Streams are the caller's `cudaStream_t` values (null: the default
+//! stream), adopted by the device at each call. Every exported function catches panics and turns
 //! every error into a return value plus a thread-local message
 //! ([`expanse_last_error`]); nothing unwinds across the ABI.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use expanse_core::{CachingAllocator, Config, StreamId};
-use expanse_device::Device;
+use expanse_backends::{Backend, BackendKind};
+use expanse_core::{CachingAllocator, StreamId};
 
 struct Global {
     allocator: CachingAllocator,
-    backend: &'static str,
-    cuda: Vec<Arc<expanse_cuda::CudaDevice>>,
+    backend: Backend,
 }
 
 static GLOBAL: OnceLock<Result<Global, String>> = OnceLock::new();
@@ -43,36 +47,29 @@ pub extern "C" fn expanse_clear_last_error() {
 }
 
 fn build() -> Result<Global, String> {
-    let config = match std::env::var("EXPANSE_ALLOC_CONF") {
-        Ok(s) => Config::parse(&s).map_err(|e| format!("EXPANSE_ALLOC_CONF: {e}"))?,
-        Err(_) => Config::default(),
-    };
-    let wanted = std::env::var("EXPANSE_BACKEND").unwrap_or_default();
-    let backend = match wanted.as_str() {
-        "" => {
-            if expanse_cuda::available() {
-                "cuda"
-            } else {
-                "host"
-            }
-        }
-        "cuda" => "cuda",
-        "host" => "host",
-        other => return Err(format!("EXPANSE_BACKEND: unknown backend '{other}' (available: cuda, host)")),
-    };
-    let (devices, cuda): (Vec<Arc<dyn Device>>, _) = if backend == "cuda" {
-        let devs = expanse_cuda::open_all().map_err(|e| format!("cuda backend: {e}"))?;
-        (devs.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect(), devs)
-    } else {
-        let capacity = match std::env::var("EXPANSE_HOST_MEMORY") {
-            Ok(s) => s.parse::<u64>().map_err(|_| format!("EXPANSE_HOST_MEMORY: '{s}' is not a number of bytes"))?,
-            Err(_) => expanse_host::DEFAULT_CAPACITY,
-        };
-        let d = expanse_host::HostDevice::with_capacity(capacity, expanse_host::DEFAULT_GRANULARITY)
-            .map_err(|e| format!("host backend: {e}"))?;
-        (vec![Arc::new(d) as Arc<dyn Device>], Vec::new())
-    };
-    Ok(Global { allocator: CachingAllocator::new(devices, config), backend, cuda })
+    let config = expanse_backends::load_config(None).map_err(|e| e.to_string())?;
+    let kind = expanse_backends::kind_from_env().map_err(|e| format!("{}: {e}", expanse_backends::BACKEND_VAR))?;
+    if !kind.real_memory() {
+        return Err(format!(
+            "{}: the {} backend has no real memory to hand out",
+            expanse_backends::BACKEND_VAR,
+            kind.name()
+        ));
+    }
+    let options = expanse_backends::options_from_env().map_err(|e| e.to_string())?;
+    let backend = expanse_backends::open(kind, &options).map_err(|e| e.to_string())?;
+    let allocator = CachingAllocator::new(backend.devices().to_vec(), config);
+    Ok(Global { allocator, backend })
+}
+
+/// The id of the caller's stream on `device`.
+///
+/// # Safety
+/// `stream` must be null or a live stream of `device` (the C ABI's
+/// contract with its caller, stated in `include/expanse.h`).
+unsafe fn stream_of(g: &Global, device: u32, stream: *mut c_void) -> Result<StreamId, String> {
+    // SAFETY: passed on from the caller.
+    unsafe { g.backend.adopt_stream(device, stream as u64) }.map_err(|e| e.to_string())
 }
 
 /// Run `f` with the global allocator; errors and panics become `fallback`.
@@ -100,13 +97,17 @@ fn device_index(device: c_int) -> Result<u32, String> {
 }
 
 /// Allocate `size` bytes on `device` for `stream`. Null on failure.
+///
+/// # Safety
+/// `stream` must be null (the default stream) or a live stream of
+/// `device`, live while memory allocated for it is in use.
 #[no_mangle]
-pub extern "C" fn expanse_alloc(size: usize, device: c_int, stream: *mut c_void) -> *mut c_void {
+pub unsafe extern "C" fn expanse_alloc(size: usize, device: c_int, stream: *mut c_void) -> *mut c_void {
     with_global(std::ptr::null_mut(), |g| {
-        let p = g
-            .allocator
-            .malloc(device_index(device)?, size as u64, StreamId(stream as u64))
-            .map_err(|e| e.to_string())?;
+        let d = device_index(device)?;
+        // SAFETY: the caller's guarantee, above.
+        let s = unsafe { stream_of(g, d, stream)? };
+        let p = g.allocator.malloc(d, size as u64, s).map_err(|e| e.to_string())?;
         Ok(p as *mut c_void)
     })
 }
@@ -163,9 +164,17 @@ pub extern "C" fn expanse_reset_peak_stats(device: c_int) -> c_int {
 }
 
 /// `record_stream` for `ptr`.
+///
+/// # Safety
+/// `stream` must be null or a live stream of the device `ptr` is on.
 #[no_mangle]
-pub extern "C" fn expanse_record_stream(ptr: *mut c_void, stream: *mut c_void) {
-    with_global((), |g| g.allocator.record_stream(ptr as u64, StreamId(stream as u64)).map_err(|e| e.to_string()))
+pub unsafe extern "C" fn expanse_record_stream(ptr: *mut c_void, stream: *mut c_void) {
+    with_global((), |g| {
+        let d = g.allocator.device_of(ptr as u64).ok_or_else(|| format!("record_stream: unknown pointer {ptr:?}"))?;
+        // SAFETY: the caller's guarantee, above.
+        let s = unsafe { stream_of(g, d, stream)? };
+        g.allocator.record_stream(ptr as u64, s).map_err(|e| e.to_string())
+    })
 }
 
 /// Limit `device` to `fraction` of its memory.
@@ -182,13 +191,7 @@ pub extern "C" fn expanse_enable_peer_access(device: c_int, peer: c_int) -> c_in
         if d == p {
             return Ok(0);
         }
-        if !g.cuda.is_empty() {
-            let (a, b) = (g.cuda.get(d as usize), g.cuda.get(p as usize));
-            let (Some(a), Some(b)) = (a, b) else {
-                return Err(format!("peer access {device} -> {peer}: no such device"));
-            };
-            a.enable_peer_access(b).map_err(|e| format!("peer access {device} -> {peer}: {e}"))?;
-        }
+        g.backend.enable_peer_access(d, p).map_err(|e| format!("peer access {device} -> {peer}: {e}"))?;
         g.allocator.enable_peer_access(d, p).map(|_| 0).map_err(|e| e.to_string())
     })
 }
@@ -197,9 +200,10 @@ pub extern "C" fn expanse_enable_peer_access(device: c_int, peer: c_int) -> c_in
 #[no_mangle]
 pub extern "C" fn expanse_backend() -> *const c_char {
     with_global(std::ptr::null(), |g| {
-        Ok(match g.backend {
-            "cuda" => c"cuda".as_ptr(),
-            _ => c"host".as_ptr(),
+        Ok(match g.backend.kind() {
+            BackendKind::Cuda => c"cuda".as_ptr(),
+            BackendKind::Host => c"host".as_ptr(),
+            BackendKind::Sim => c"sim".as_ptr(),
         })
     })
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use expanse_backends::{BackendKind, Options as BackendOptions};
 use expanse_core::Config;
 use expanse_device::Device;
 
@@ -32,7 +33,9 @@ REPLAY / COMPARE OPTIONS:
     --backend host|sim|cuda
                            host: real Linux virtual memory (default);
                            sim: the strict mock device (addresses only);
-                           cuda: GPU 0 through the CUDA driver (its own capacity)
+                           cuda: GPU 0 through the CUDA driver (its own capacity);
+                           trace stream 0 is the device's default stream, every
+                           other index a stream the device creates
     --device-memory SIZE   Device capacity: 143771MiB, 16GiB, or bytes
                            (default 143771MiB, an H200)
     --json                 One JSON object on stdout (replay) or one per trace
@@ -49,11 +52,9 @@ fn main() -> ExitCode {
     }
 }
 
-const BACKENDS: [&str; 3] = ["host", "sim", "cuda"];
-
 struct Options {
     conf: Option<String>,
-    backend: String,
+    backend: BackendKind,
     device_memory: u64,
     json: bool,
     files: Vec<PathBuf>,
@@ -84,49 +85,37 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
     let mut o =
-        Options { conf: None, backend: "host".into(), device_memory: 143771 << 20, json: false, files: Vec::new() };
+        Options { conf: None, backend: BackendKind::Host, device_memory: 143771 << 20, json: false, files: Vec::new() };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
             "--conf" => o.conf = Some(value("--conf")?),
-            "--backend" => o.backend = value("--backend")?,
+            "--backend" => o.backend = BackendKind::from_name(&value("--backend")?).map_err(|e| e.to_string())?,
             "--device-memory" => o.device_memory = parse_size(&value("--device-memory")?)?,
             "--json" => o.json = true,
             s if s.starts_with("--") => return Err(format!("unknown option '{s}' (see 'expanse help')")),
             f => o.files.push(PathBuf::from(f)),
         }
     }
-    if !BACKENDS.contains(&o.backend.as_str()) {
-        return Err(format!("unknown backend '{}' (available: {})", o.backend, BACKENDS.join(", ")));
-    }
     Ok(o)
 }
 
-fn make_device(backend: &str, capacity: u64) -> Result<Arc<dyn Device>, String> {
-    const GRANULARITY: u64 = 2 << 20;
-    match backend {
-        "host" => expanse_host::HostDevice::with_capacity(capacity, GRANULARITY)
-            .map(|d| Arc::new(d) as Arc<dyn Device>)
-            .map_err(|e| format!("host backend: {e}")),
-        "sim" => Ok(Arc::new(expanse_mock::MockDevice::new(capacity, GRANULARITY))),
-        // The real GPU: its own capacity applies, not --device-memory.
-        "cuda" => expanse_cuda::open_all()
-            .map(|mut devs| devs.swap_remove(0) as Arc<dyn Device>)
-            .map_err(|e| format!("cuda backend: {e}")),
-        other => Err(format!("unknown backend '{other}' (available: {})", BACKENDS.join(", "))),
-    }
+/// The first device of `backend` (GPU 0 on CUDA, whose own capacity
+/// applies, not `--device-memory`).
+fn make_device(backend: BackendKind, capacity: u64) -> Result<Arc<dyn Device>, String> {
+    let options = BackendOptions { capacity, ..BackendOptions::default() };
+    let mut devices = expanse_backends::open(backend, &options).map_err(|e| e.to_string())?.into_devices();
+    Ok(devices.swap_remove(0))
 }
 
+/// `--conf`, else the environment chain of [`expanse_backends::load_config`].
 fn config_of(conf: &Option<String>) -> Result<Config, String> {
-    match conf {
-        Some(s) => Config::parse(s).map_err(|e| e.to_string()),
-        None => Config::from_env().map_err(|e| e.to_string()),
-    }
+    expanse_backends::load_config(conf.as_deref()).map_err(|e| e.to_string())
 }
 
 fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
-    let device = make_device(&o.backend, o.device_memory)?;
+    let device = make_device(o.backend, o.device_memory)?;
     replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 
@@ -144,10 +133,10 @@ fn cmd_replay(args: &[String]) -> Result<(), String> {
     let trace = trace::read(path).map_err(|e| e.to_string())?;
     let r = replay_one(path, &trace, &o, config)?;
     if o.json {
-        println!("{}", r.to_json(&path.display().to_string(), &o.backend, &conf_str));
+        println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
     } else {
         println!("trace            {}", path.display());
-        println!("backend          {} ({} device memory)", o.backend, gib(o.device_memory));
+        println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
         println!("config           {conf_str}");
         println!("events           {} on {} stream(s)", r.events, trace.streams);
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
@@ -195,7 +184,7 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
             let r = replay_one(path, &trace, &o, config.clone())?;
             ests.push(r.pages.driver_us_estimate());
             if o.json {
-                println!("{}", r.to_json(&path.display().to_string(), &o.backend, &conf_str));
+                println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
             } else {
                 println!(
                     "| {name} | {label} | {} | {:.4} | {} | {} | {:.1} ms | {:.0} |",
@@ -266,7 +255,7 @@ fn cmd_bench(args: &[String]) -> Result<(), String> {
     println!("| allocator | same small size (ns/pair) | five small sizes (ns/pair) | mixed sizes, 64 live (ns/pair) |");
     println!("|---|---:|---:|---:|");
     for (label, config) in modes {
-        let device = make_device(&o.backend, o.device_memory)?;
+        let device = make_device(o.backend, o.device_memory)?;
         let mut a = expanse_core::DeviceAllocator::new(device, config);
         let one = time_pairs(&mut a, &[4096], 2_000_000, 0)?;
         let five = time_pairs(&mut a, &small, 2_000_000, 0)?;

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use expanse_core::{AllocError, Config, DeviceAllocator, PageOps, StreamId};
-use expanse_device::Device;
+use expanse_core::{AllocError, Config, DeviceAllocator, PageOps};
+use expanse_device::{Device, TraceStreams};
 
 use crate::trace::{Event, Trace};
 
@@ -76,7 +76,11 @@ impl Report {
 /// Replay `trace` on `device` with `config`. An allocation that cannot be
 /// served ends the replay (reported in `Report::oom`); any other allocator
 /// error is returned with the trace line.
+///
+/// Trace stream 0 is the device's default stream; every other index gets a
+/// stream the device creates at its first allocation, destroyed at the end.
 pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Report, (usize, AllocError)> {
+    let mut streams = TraceStreams::new(Arc::clone(&device));
     let mut alloc = DeviceAllocator::new(device, config);
     let mut live: HashMap<u64, (u64, u64)> = HashMap::with_capacity(4096);
     let mut requested = 0u64;
@@ -86,18 +90,20 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
     let start = Instant::now();
     for (i, ev) in trace.events.iter().enumerate() {
         match *ev {
-            Event::Alloc { id, size, stream } => match alloc.malloc(size, StreamId(stream)) {
-                Ok(ptr) => {
-                    live.insert(id, (ptr, size));
-                    requested += size;
-                    peak_requested = peak_requested.max(requested);
+            Event::Alloc { id, size, stream } => {
+                match streams.get(stream).map_err(AllocError::from).and_then(|s| alloc.malloc(size, s)) {
+                    Ok(ptr) => {
+                        live.insert(id, (ptr, size));
+                        requested += size;
+                        peak_requested = peak_requested.max(requested);
+                    }
+                    Err(e @ (AllocError::OutOfMemory { .. } | AllocError::TooLarge { .. })) => {
+                        oom = Some((trace.lines[i], e.to_string()));
+                        break;
+                    }
+                    Err(e) => return Err((trace.lines[i], e)),
                 }
-                Err(e @ (AllocError::OutOfMemory { .. } | AllocError::TooLarge { .. })) => {
-                    oom = Some((trace.lines[i], e.to_string()));
-                    break;
-                }
-                Err(e) => return Err((trace.lines[i], e)),
-            },
+            }
             Event::Free { id } => {
                 let (ptr, size) = live.remove(&id).expect("trace validated: freed id is live");
                 alloc.free(ptr).map_err(|e| (trace.lines[i], e))?;
@@ -124,5 +130,9 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
     for (_, (ptr, _)) in live {
         let _ = alloc.free(ptr);
     }
+    // The allocator's segments and events refer to the streams: it goes
+    // first, then the streams are destroyed.
+    drop(alloc);
+    streams.release().map_err(|e| (0, AllocError::from(e)))?;
     Ok(report)
 }

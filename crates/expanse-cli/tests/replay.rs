@@ -286,3 +286,27 @@ fn driver_estimate_of_a_hand_counted_trace() {
         assert!((f(v, "driver_us_estimate") - us).abs() < 1e-6, "{v}");
     }
 }
+
+/// traces/five_streams.trace.csv: 400 allocations round-robin on stream
+/// indices 0..=4, each freed (800 events). The sim backend refuses every
+/// stream its device did not create, so a replay that passed trace indices
+/// as stream handles would fail there; host and sim must agree.
+#[test]
+fn five_stream_trace_replays_on_created_streams() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/five_streams.trace.csv");
+    let mut peaks = Vec::new();
+    for backend in ["host", "sim"] {
+        let out = exe()
+            .args(["replay", path.to_str().unwrap(), "--backend", backend, "--device-memory", "16GiB", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(u(&v, "events"), 800, "{backend}");
+        assert_eq!(u(&v, "num_ooms"), 0, "{backend}");
+        peaks.push(u(&v, "peak_reserved_bytes"));
+    }
+    assert_eq!(peaks[0], peaks[1], "host and sim disagree");
+    let text = exe().args(["replay", path.to_str().unwrap()]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("on 5 stream(s)"));
+}

@@ -257,42 +257,57 @@ pub fn events_complete_after_synchronize(d: &dyn Device) -> Check {
     ok(d.synchronize(), "synchronize")
 }
 
+/// Streams made by `create_stream` take events and waits like the default
+/// stream, are distinct from it and from each other, and can be destroyed.
+pub fn created_streams_work(d: &dyn Device) -> Check {
+    let streams: Vec<StreamId> =
+        (0..4).map(|_| d.create_stream()).collect::<Result<_, _>>().map_err(|e| format!("create_stream: {e}"))?;
+    let mut all = streams.clone();
+    all.push(StreamId::DEFAULT);
+    all.sort_unstable();
+    all.dedup();
+    ensure!(all.len() == 5, "created streams are not distinct from each other and the default: {streams:?}");
+    for (i, s) in streams.iter().enumerate() {
+        let e = ok(d.record_event(*s), "record_event on a created stream")?;
+        // Each stream waits for the previous one's work, the first for the default stream's.
+        let waiter = if i == 0 { StreamId::DEFAULT } else { streams[i - 1] };
+        ok(d.wait_event(waiter, e), "wait_event")?;
+        ok(d.synchronize_stream(*s), "synchronize_stream")?;
+        ensure!(ok(d.query_event(e), "query_event")?, "event not complete after synchronizing its stream");
+        ok(d.release_event(e), "release_event")?;
+    }
+    for s in streams {
+        ok(d.destroy_stream(s), "destroy_stream")?;
+    }
+    ok(d.synchronize(), "synchronize")
+}
+
 /// A named check.
 pub type NamedCheck = (&'static str, fn(&dyn Device) -> Check);
 
-/// Every check, by name.
-pub const CHECKS: &[NamedCheck] = &[
-    ("reserve_is_aligned", reserve_is_aligned),
-    ("map_write_read_cycle", map_write_read_cycle),
-    ("remap_shows_other_page", remap_shows_other_page),
-    ("unmap_covers_several_pages", unmap_covers_several_pages),
-    ("misuse_is_refused", misuse_is_refused),
-    ("capacity_exhaustion_is_out_of_memory", capacity_exhaustion_is_out_of_memory),
-    ("failed_map_leaves_nothing_mapped", failed_map_leaves_nothing_mapped),
-    ("malloc_free_cycle", malloc_free_cycle),
-    ("events_complete_after_synchronize", events_complete_after_synchronize),
-];
-
-/// Run every check on fresh devices from `make`; returns (name, result).
-pub fn run_all(make: &dyn Fn() -> Box<dyn Device>) -> Vec<(&'static str, Check)> {
-    CHECKS.iter().map(|(name, f)| (*name, f(make().as_ref()))).collect()
-}
-
-/// Instantiate the suite as `#[test]` functions in the calling module.
-///
-/// ```ignore
-/// expanse_conformance::conformance_tests!(MyDevice::new_small());
-/// ```
+/// The suite's checks, named once: `CHECKS` and [`conformance_tests!`] are
+/// both expanded from this list.
+#[doc(hidden)]
 #[macro_export]
-macro_rules! conformance_tests {
-    ($make:expr) => {
-        $crate::conformance_tests!(@one $make;
+macro_rules! __with_checks {
+    ($($head:tt)*) => {
+        $crate::__expand_checks! { $($head)* [
             reserve_is_aligned, map_write_read_cycle, remap_shows_other_page,
             unmap_covers_several_pages, misuse_is_refused,
             capacity_exhaustion_is_out_of_memory, failed_map_leaves_nothing_mapped,
-            malloc_free_cycle, events_complete_after_synchronize);
+            malloc_free_cycle, events_complete_after_synchronize, created_streams_work
+        ] }
     };
-    (@one $make:expr; $($name:ident),*) => {
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __expand_checks {
+    (list [$($name:ident),*]) => {
+        /// Every check, by name.
+        pub const CHECKS: &[NamedCheck] = &[$((stringify!($name), $name)),*];
+    };
+    (tests $make:expr ; [$($name:ident),*]) => {
         $(
             #[test]
             fn $name() {
@@ -302,5 +317,25 @@ macro_rules! conformance_tests {
                 }
             }
         )*
+    };
+}
+
+__with_checks!(list);
+
+/// Run every check on fresh devices from `make`; returns (name, result).
+pub fn run_all(make: &dyn Fn() -> Box<dyn Device>) -> Vec<(&'static str, Check)> {
+    CHECKS.iter().map(|(name, f)| (*name, f(make().as_ref()))).collect()
+}
+
+/// Instantiate the suite as `#[test]` functions in the calling module, one
+/// per check in [`CHECKS`].
+///
+/// ```ignore
+/// expanse_conformance::conformance_tests!(MyDevice::new_small());
+/// ```
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::__with_checks!(tests $make ;);
     };
 }

@@ -452,7 +452,8 @@ fn reset_peak_stats_works(mode: Mode) {
 }
 
 fn injected_device_failures_leave_state_intact(mode: Mode) {
-    use expanse_device::{Call, DeviceError};
+    use expanse_device::DeviceError;
+    use expanse_mock::Call;
     let d = Arc::new(MockDevice::new(1 << 30, 2 * MIB).without_leak_check());
     let mut a = allocator(mode, &d, "");
     let keep = a.malloc(5 * MIB, S0).unwrap();

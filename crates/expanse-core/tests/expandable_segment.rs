@@ -3,7 +3,8 @@
 
 use expanse_core::expandable_segment::{release_pages, ExpandableSegment, Page, Placement};
 use expanse_core::PageOps;
-use expanse_device::{Call, DeviceError, StreamId};
+use expanse_device::{DeviceError, StreamId};
+use expanse_mock::Call;
 use expanse_mock::MockDevice;
 
 const MIB: u64 = 1 << 20;

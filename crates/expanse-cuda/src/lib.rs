@@ -9,18 +9,26 @@
 //!
 //! Pages are `cuMemCreate` allocations of pinned device memory; `map` is
 //! `cuMemMap`, `set_access` one `cuMemSetAccess` for this device and every
-//! peer; classic segments are `cuMemAlloc`. Streams and events are the
-//! caller's `CUstream` values (0: the default stream) and `CUevent`s this
-//! backend creates.
+//! peer; classic segments are `cuMemAlloc`.
+//!
+//! Streams are owned handles ([`handles::Stream`]): the legacy default
+//! stream (id 0), non-blocking streams made by `create_stream` and
+//! destroyed by `destroy_stream`, and the caller's streams adopted through
+//! the unsafe [`CudaDevice::adopt_stream`]. Any other id is refused as
+//! misuse, so a number never reaches the driver as a stream handle. Events
+//! are owned [`handles::Event`]s kept by id.
 
+pub mod handles;
 pub mod result;
 pub mod sys;
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
-use crate::sys::{CUdevice, Driver, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED};
+use crate::handles::{Context, Event, Stream};
+use crate::sys::{CUstream, Driver, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED};
 
 /// Load the driver, initialise it and open every GPU. A machine without
 /// the driver or without GPUs gets `Err(Unsupported)`, never a panic.
@@ -42,21 +50,29 @@ pub fn available() -> bool {
         .is_some_and(|n| n > 0)
 }
 
-/// One GPU.
-pub struct CudaDevice {
-    driver: Arc<Driver>,
-    ordinal: u32,
-    dev: CUdevice,
-    /// The primary context, as an address: CUDA contexts may be made
-    /// current on any thread.
-    ctx: usize,
-    total: u64,
-    granularity: u64,
-    vmm: bool,
+#[derive(Default)]
+struct State {
     /// The contract's bookkeeping, checked before every driver call: the
     /// driver itself accepts some misuse (an unmap of an unmapped range)
     /// and reports the rest as generic errors.
-    ledger: Mutex<Ledger>,
+    ledger: Ledger,
+    /// Streams by id (the id is the raw handle's value); the default stream
+    /// (id 0) is not in the map.
+    streams: HashMap<u64, Stream>,
+    /// Live events by id.
+    events: HashMap<u64, Event>,
+    next_event: u64,
+}
+
+/// One GPU.
+pub struct CudaDevice {
+    ctx: Arc<Context>,
+    ordinal: u32,
+    total: u64,
+    granularity: u64,
+    vmm: bool,
+    default_stream: Stream,
+    state: Mutex<State>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -70,28 +86,25 @@ impl CudaDevice {
     pub fn open(driver: Arc<Driver>, ordinal: i32) -> Result<Self> {
         result::init(&driver)?;
         let dev = result::device(&driver, ordinal)?;
-        let ctx = result::primary_ctx_retain(&driver, dev)?;
-        // SAFETY: `ctx` was retained just above.
-        unsafe { result::set_current(&driver, ctx)? };
-        let total = result::total_mem(&driver, dev)?;
-        let vmm = result::attribute(&driver, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0;
-        let granularity = if vmm { result::granularity(&driver, &result::device_prop(ordinal))? } else { 2 << 20 };
+        let ctx = Context::retain_primary(driver, dev)?;
+        let d = ctx.enter()?;
+        let total = result::total_mem(d, dev)?;
+        let vmm = result::attribute(d, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0;
+        let granularity = if vmm { result::granularity(d, &result::device_prop(ordinal))? } else { 2 << 20 };
+        let state = State { ledger: Ledger::new(granularity), next_event: 1, ..State::default() };
         Ok(CudaDevice {
-            driver,
+            default_stream: Stream::legacy_default(&ctx),
+            ctx,
             ordinal: ordinal as u32,
-            dev,
-            ctx: ctx as usize,
             total,
             granularity,
             vmm,
-            ledger: Mutex::new(Ledger::new(granularity)),
+            state: Mutex::new(state),
         })
     }
 
     fn current(&self) -> Result<&Driver> {
-        // SAFETY: the primary context stays retained until `Drop`.
-        unsafe { result::set_current(&self.driver, self.ctx as sys::CUcontext)? };
-        Ok(&self.driver)
+        self.ctx.enter()
     }
 
     /// Let this device's kernels and copies reach `peer`'s memory at the
@@ -100,27 +113,62 @@ impl CudaDevice {
     pub fn enable_peer_access(&self, peer: &CudaDevice) -> Result<()> {
         let d = self.current()?;
         // SAFETY: `peer` keeps its primary context retained while it lives.
-        unsafe { result::enable_peer_access(d, peer.ctx as sys::CUcontext) }
+        unsafe { result::enable_peer_access(d, peer.ctx.raw()) }
+    }
+
+    /// Use the caller's stream `raw` (e.g. a `cudaStream_t` handed over the
+    /// C ABI) on this device from now on; returns its id. Adopting the same
+    /// stream again returns the same id. Null is the default stream.
+    ///
+    /// # Safety
+    /// `raw` must be null or a live stream of this device's primary context
+    /// that stays live while the allocator may still order work on it.
+    pub unsafe fn adopt_stream(&self, raw: CUstream) -> Result<StreamId> {
+        let mut s = self.lock();
+        let id = s.ledger.adopt_stream(raw as u64)?;
+        if id != StreamId::DEFAULT && !s.streams.contains_key(&id.0) {
+            // SAFETY: the caller guarantees the handle, as above.
+            let stream = unsafe { Stream::borrowed(&self.ctx, raw) };
+            s.streams.insert(id.0, stream);
+        }
+        Ok(id)
+    }
+
+    /// Number of live streams made by `create_stream`.
+    pub fn live_streams(&self) -> usize {
+        self.lock().ledger.stream_count()
     }
 
     /// The driver's description of a status code.
     pub fn error_string(&self, code: i32) -> String {
-        result::error_string(&self.driver, code)
+        result::error_string(self.ctx.driver(), code)
     }
 
-    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on stream `id` once the ledger knows it.
+    fn with_stream<T>(&self, call: &'static str, id: StreamId, f: impl FnOnce(&Stream) -> Result<T>) -> Result<T> {
+        let s = self.lock();
+        s.ledger.on_stream(call, id, || match s.streams.get(&id.0) {
+            Some(stream) => f(stream),
+            None => f(&self.default_stream),
+        })
     }
 }
 
 impl Drop for CudaDevice {
     fn drop(&mut self) {
-        let live = self.ledger().page_count();
+        let s = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        let live = s.ledger.page_count();
         if live > 0 {
             eprintln!("expanse-cuda: device {} dropped with {live} physical page(s) still alive", self.ordinal);
         }
-        if let Err(e) = result::primary_ctx_release(&self.driver, self.dev) {
-            eprintln!("expanse-cuda: releasing the primary context of device {}: {e}", self.ordinal);
+        s.events.clear();
+        s.streams.clear();
+        for e in self.ctx.take_errors() {
+            eprintln!("expanse-cuda: device {}: {e}", self.ordinal);
         }
     }
 }
@@ -151,99 +199,124 @@ impl Device for CudaDevice {
     }
 
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
-        let mut l = self.ledger();
-        l.check_size("reserve", size)?;
-        let base = result::address_reserve(self.current()?, size, self.granularity)?;
-        l.add_reservation(base, size);
-        Ok(base)
+        self.lock().ledger.reserve(size, |size| result::address_reserve(self.current()?, size, self.granularity))
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
-        let mut l = self.ledger();
-        l.check_release_reservation(base, size)?;
-        result::address_free(self.current()?, base, size)?;
-        l.remove_reservation(base);
-        Ok(())
+        self.lock().ledger.release_reservation(base, size, || {
+            // SAFETY: the ledger checked that this is our reservation with
+            // nothing mapped in it.
+            unsafe { result::address_free(self.current()?, base, size) }
+        })
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
-        let mut l = self.ledger();
-        l.check_size("create_page", size)?;
-        let h = result::mem_create(self.current()?, size, &result::device_prop(self.ordinal as i32))?;
-        l.add_page(h, size);
-        Ok(PageHandle(h))
+        self.lock().ledger.create_page(size, |size| {
+            result::mem_create(self.current()?, size, &result::device_prop(self.ordinal as i32))
+        })
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
-        let mut l = self.ledger();
-        l.check_release_page(page.0)?;
-        result::mem_release(self.current()?, page.0)?;
-        l.remove_page(page.0);
+        self.lock().ledger.release_page(page, |_| {
+            // SAFETY: the ledger checked that the page is ours and unmapped.
+            unsafe { result::mem_release(self.current()?, page.0) }
+        })?;
         Ok(())
     }
 
     fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()> {
-        let mut l = self.ledger();
-        let size = l.check_map(addr, page.0)?;
-        result::mem_map(self.current()?, addr, size, page.0)?;
-        l.add_mapping(addr, page.0, size);
-        Ok(())
+        self.lock().ledger.map(addr, page, |size| {
+            // SAFETY: the ledger checked that the page is ours, unmapped and
+            // of `size` bytes, and that the range is unmapped inside one of
+            // our reservations.
+            unsafe { result::mem_map(self.current()?, addr, size, page.0) }
+        })
     }
 
     fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()> {
-        let mut l = self.ledger();
-        let bases = l.whole_pages("unmap", addr, size)?;
-        result::mem_unmap(self.current()?, addr, size)?;
-        l.remove_mappings(&bases);
-        Ok(())
+        self.lock().ledger.unmap(addr, size, |_| {
+            // SAFETY: the ledger checked that the range is whole pages we
+            // mapped; the allocator unmaps only memory it no longer hands out.
+            unsafe { result::mem_unmap(self.current()?, addr, size) }
+        })
     }
 
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
-        let mut l = self.ledger();
-        let bases = l.whole_pages("set_access", addr, size)?;
-        result::mem_set_access(self.current()?, addr, size, devices)?;
-        if devices.contains(&self.ordinal) {
-            l.mark_accessible(&bases);
-        }
-        Ok(())
+        let for_us = devices.contains(&self.ordinal);
+        self.lock()
+            .ledger
+            .set_access(addr, size, for_us, |_| result::mem_set_access(self.current()?, addr, size, devices))
     }
 
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
-        if size == 0 {
-            return Err(DeviceError::misuse("malloc", 0, "zero-sized malloc"));
-        }
-        let mut l = self.ledger();
-        let p = result::mem_alloc(self.current()?, size)?;
-        l.add_malloc(p, size);
-        Ok(p)
+        self.lock().ledger.malloc(size, |size| result::mem_alloc(self.current()?, size))
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
-        let mut l = self.ledger();
-        l.check_free(ptr)?;
-        result::mem_free(self.current()?, ptr)?;
-        l.remove_malloc(ptr);
+        self.lock().ledger.free(ptr, |_| {
+            // SAFETY: the ledger checked that `ptr` came from our malloc and
+            // was not freed since.
+            unsafe { result::mem_free(self.current()?, ptr) }
+        })?;
         Ok(())
     }
 
+    fn create_stream(&self) -> Result<StreamId> {
+        let mut s = self.lock();
+        let st = &mut *s;
+        st.ledger.create_stream(|| {
+            let stream = Stream::create(&self.ctx)?;
+            let id = stream.raw() as u64;
+            st.streams.insert(id, stream);
+            Ok(id)
+        })
+    }
+
+    fn destroy_stream(&self, stream: StreamId) -> Result<()> {
+        let mut s = self.lock();
+        let st = &mut *s;
+        st.ledger.destroy_stream(stream, || match st.streams.remove(&stream.0) {
+            Some(owned) => owned.destroy(),
+            None => Err(DeviceError::misuse("destroy_stream", stream.0, "stream missing from the device's table")),
+        })
+    }
+
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
-        result::event_record_new(self.current()?, stream.0).map(EventId)
+        let event = self.with_stream("record_event", stream, Event::record)?;
+        let mut s = self.lock();
+        let id = s.next_event;
+        s.next_event += 1;
+        s.events.insert(id, event);
+        Ok(EventId(id))
     }
 
     fn query_event(&self, event: EventId) -> Result<bool> {
-        result::event_query(self.current()?, event.0)
+        match self.lock().events.get(&event.0) {
+            Some(e) => e.query(),
+            None => Err(DeviceError::misuse("query_event", event.0, "unknown event")),
+        }
     }
 
     fn release_event(&self, event: EventId) -> Result<()> {
-        result::event_destroy(self.current()?, event.0)
+        match self.lock().events.remove(&event.0) {
+            Some(e) => {
+                drop(e);
+                self.ctx.take_errors().into_iter().next().map_or(Ok(()), Err)
+            }
+            None => Err(DeviceError::misuse("release_event", event.0, "unknown event")),
+        }
     }
 
     fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()> {
-        result::stream_wait_event(self.current()?, stream.0, event.0)
+        let s = self.lock();
+        let Some(e) = s.events.get(&event.0) else {
+            return Err(DeviceError::misuse("wait_event", event.0, "unknown event"));
+        };
+        s.ledger.on_stream("wait_event", stream, || s.streams.get(&stream.0).unwrap_or(&self.default_stream).wait(e))
     }
 
     fn synchronize_stream(&self, stream: StreamId) -> Result<()> {
-        result::stream_synchronize(self.current()?, stream.0)
+        self.with_stream("synchronize_stream", stream, Stream::synchronize)
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -251,13 +324,18 @@ impl Device for CudaDevice {
     }
 
     fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
-        self.ledger().check_accessible("write", dst, src.len() as u64)?;
-        result::memcpy_htod(self.current()?, dst, src)
+        self.lock().ledger.access("write", dst, src.len() as u64, || {
+            // SAFETY: the ledger checked that the whole range is memory of
+            // this device mapped with access or malloc'd, and ours.
+            unsafe { result::memcpy_htod(self.current()?, dst, src) }
+        })
     }
 
     fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
-        self.ledger().check_accessible("read", src, dst.len() as u64)?;
-        result::memcpy_dtoh(self.current()?, dst, src)
+        self.lock().ledger.access("read", src, dst.len() as u64, || {
+            // SAFETY: as in `write`.
+            unsafe { result::memcpy_dtoh(self.current()?, dst, src) }
+        })
     }
 
     fn can_access_peer(&self, peer: u32) -> bool {
@@ -265,7 +343,7 @@ impl Device for CudaDevice {
             return true;
         }
         let Ok(d) = self.current() else { return false };
-        result::device(d, peer as i32).and_then(|p| result::can_access_peer(d, self.dev, p)).unwrap_or(false)
+        result::device(d, peer as i32).and_then(|p| result::can_access_peer(d, self.ctx.device(), p)).unwrap_or(false)
     }
 }
 

@@ -1,8 +1,12 @@
 //! Layer 2: thin functions over the raw symbols that turn every status
 //! code into `Result<_, DeviceError>`, keeping the raw code.
 //!
-//! Each function is `unsafe` only where its arguments can make the driver
-//! touch memory; the rest take plain values and are safe to call.
+//! A function is safe when no argument can make the driver touch memory or
+//! a handle that is not the caller's (out-pointers are local, handles are
+//! created here). Every function whose arguments must name live handles
+//! or device memory the caller owns is an `unsafe fn` with a `# Safety`
+//! section; [`crate::handles`] wraps streams, events and the context in
+//! owned types that discharge those obligations.
 
 use std::ffi::{c_int, c_void};
 
@@ -81,8 +85,13 @@ pub fn primary_ctx_retain(d: &Driver, dev: CUdevice) -> Result<CUcontext> {
 }
 
 /// Release the primary context of `dev`.
-pub fn primary_ctx_release(d: &Driver, dev: CUdevice) -> Result<()> {
-    // SAFETY: no pointers.
+///
+/// # Safety
+/// The caller must hold a retain of that context (from
+/// [`primary_ctx_retain`]) and give it up here: nothing of the caller's may
+/// use the context afterwards.
+pub unsafe fn primary_ctx_release(d: &Driver, dev: CUdevice) -> Result<()> {
+    // SAFETY: the caller gives up a retain it holds.
     check("cuDevicePrimaryCtxRelease", unsafe { (d.primary_ctx_release)(dev) })
 }
 
@@ -140,14 +149,18 @@ pub fn granularity(d: &Driver, prop: &CUmemAllocationProp) -> Result<u64> {
 pub fn address_reserve(d: &Driver, size: u64, align: u64) -> Result<u64> {
     let mut p: CUdeviceptr = 0;
     // SAFETY: valid out-pointer; a reservation touches no memory.
-    let status = unsafe { (d.mem_address_reserve)(&mut p, size as usize, align as usize, 0, 0) };
-    with_size(check("cuMemAddressReserve", status), size)?;
+    let code = unsafe { (d.mem_address_reserve)(&mut p, size as usize, align as usize, 0, 0) };
+    with_size(check("cuMemAddressReserve", code), size)?;
     Ok(p)
 }
 
 /// Free a reservation.
-pub fn address_free(d: &Driver, p: u64, size: u64) -> Result<()> {
-    // SAFETY: the driver validates the range; nothing of ours lives there.
+///
+/// # Safety
+/// `[p, p + size)` must be a reservation of the caller's with nothing
+/// mapped in it.
+pub unsafe fn address_free(d: &Driver, p: u64, size: u64) -> Result<()> {
+    // SAFETY: the caller owns the empty reservation.
     check("cuMemAddressFree", unsafe { (d.mem_address_free)(p, size as usize) })
 }
 
@@ -160,20 +173,31 @@ pub fn mem_create(d: &Driver, size: u64, prop: &CUmemAllocationProp) -> Result<u
 }
 
 /// Release a physical allocation.
-pub fn mem_release(d: &Driver, h: u64) -> Result<()> {
-    // SAFETY: handle value only.
+///
+/// # Safety
+/// `h` must be an unmapped allocation the caller created and still owns.
+pub unsafe fn mem_release(d: &Driver, h: u64) -> Result<()> {
+    // SAFETY: the caller owns the unmapped handle.
     check("cuMemRelease", unsafe { (d.mem_release)(h) })
 }
 
 /// Map all of `h` (`size` bytes) at `p`.
-pub fn mem_map(d: &Driver, p: u64, size: u64, h: u64) -> Result<()> {
-    // SAFETY: the driver checks the range lies in a reservation.
+///
+/// # Safety
+/// `h` must be an allocation of `size` bytes the caller owns, and
+/// `[p, p + size)` an unmapped range inside a reservation of the caller's.
+pub unsafe fn mem_map(d: &Driver, p: u64, size: u64, h: u64) -> Result<()> {
+    // SAFETY: the caller owns both the handle and the range.
     check("cuMemMap", unsafe { (d.mem_map)(p, size as usize, 0, h, 0) })
 }
 
 /// Unmap `[p, p + size)`.
-pub fn mem_unmap(d: &Driver, p: u64, size: u64) -> Result<()> {
-    // SAFETY: device memory only; no host memory is touched.
+///
+/// # Safety
+/// The range must be mappings the caller made and no one uses any more
+/// (kernels or copies still reading it would fault).
+pub unsafe fn mem_unmap(d: &Driver, p: u64, size: u64) -> Result<()> {
+    // SAFETY: the caller owns the mappings and nothing uses them.
     check("cuMemUnmap", unsafe { (d.mem_unmap)(p, size as usize) })
 }
 
@@ -199,41 +223,61 @@ pub fn mem_alloc(d: &Driver, size: u64) -> Result<u64> {
 }
 
 /// `cuMemFree`.
-pub fn mem_free(d: &Driver, p: u64) -> Result<()> {
-    // SAFETY: device pointer value only.
+///
+/// # Safety
+/// `p` must come from [`mem_alloc`], not be freed yet, and not be in use.
+pub unsafe fn mem_free(d: &Driver, p: u64) -> Result<()> {
+    // SAFETY: the caller owns the allocation and nothing uses it.
     check("cuMemFree", unsafe { (d.mem_free)(p) })
 }
 
 /// Copy host bytes to device memory (synchronous).
-pub fn memcpy_htod(d: &Driver, dst: u64, src: &[u8]) -> Result<()> {
-    // SAFETY: `src` is valid for `src.len()` bytes of reads.
+///
+/// # Safety
+/// `[dst, dst + src.len())` must be device memory of the current context
+/// that the caller owns and may write (mapped with access, or allocated).
+pub unsafe fn memcpy_htod(d: &Driver, dst: u64, src: &[u8]) -> Result<()> {
+    // SAFETY: `src` is valid for `src.len()` bytes of reads; the caller
+    // guarantees the destination.
     check("cuMemcpyHtoD", unsafe { (d.memcpy_htod)(dst, src.as_ptr().cast::<c_void>(), src.len()) })
 }
 
 /// Copy device memory to host bytes (synchronous).
-pub fn memcpy_dtoh(d: &Driver, dst: &mut [u8], src: u64) -> Result<()> {
-    // SAFETY: `dst` is valid for `dst.len()` bytes of writes.
+///
+/// # Safety
+/// `[src, src + dst.len())` must be device memory of the current context
+/// that the caller owns and may read.
+pub unsafe fn memcpy_dtoh(d: &Driver, dst: &mut [u8], src: u64) -> Result<()> {
+    // SAFETY: `dst` is valid for `dst.len()` bytes of writes; the caller
+    // guarantees the source.
     check("cuMemcpyDtoH", unsafe { (d.memcpy_dtoh)(dst.as_mut_ptr().cast::<c_void>(), src, dst.len()) })
 }
 
-/// Create an event without timing and record it on `stream`.
-pub fn event_record_new(d: &Driver, stream: u64) -> Result<u64> {
+/// Create an event without timing in the current context.
+pub fn event_create(d: &Driver) -> Result<CUevent> {
     let mut e: CUevent = std::ptr::null_mut();
-    // SAFETY: valid out-pointer.
+    // SAFETY: valid out-pointer; no handle goes in.
     check("cuEventCreate", unsafe { (d.event_create)(&mut e, CU_EVENT_DISABLE_TIMING) })?;
-    // SAFETY: `e` was just created; `stream` is a stream handle from the user.
-    if let Err(err) = check("cuEventRecord", unsafe { (d.event_record)(e, stream as CUstream) }) {
-        // SAFETY: `e` is ours and unused.
-        unsafe { (d.event_destroy)(e) };
-        return Err(err);
-    }
-    Ok(e as u64)
+    Ok(e)
+}
+
+/// Record event `e` on `stream`.
+///
+/// # Safety
+/// `e` must be a live event and `stream` a live stream (or null, the
+/// legacy default stream) of the current context.
+pub unsafe fn event_record(d: &Driver, e: CUevent, stream: CUstream) -> Result<()> {
+    // SAFETY: the caller guarantees both handles.
+    check("cuEventRecord", unsafe { (d.event_record)(e, stream) })
 }
 
 /// Whether the event completed.
-pub fn event_query(d: &Driver, e: u64) -> Result<bool> {
-    // SAFETY: `e` is an event handle we created.
-    match unsafe { (d.event_query)(e as CUevent) } {
+///
+/// # Safety
+/// `e` must be a live event.
+pub unsafe fn event_query(d: &Driver, e: CUevent) -> Result<bool> {
+    // SAFETY: the caller guarantees the handle.
+    match unsafe { (d.event_query)(e) } {
         CUDA_SUCCESS => Ok(true),
         CUDA_ERROR_NOT_READY => Ok(false),
         c => check("cuEventQuery", c).map(|_| false),
@@ -241,22 +285,50 @@ pub fn event_query(d: &Driver, e: u64) -> Result<bool> {
 }
 
 /// Destroy an event.
-pub fn event_destroy(d: &Driver, e: u64) -> Result<()> {
-    // SAFETY: `e` is an event handle we created.
-    check("cuEventDestroy", unsafe { (d.event_destroy)(e as CUevent) })
+///
+/// # Safety
+/// `e` must be a live event the caller owns; it is dead afterwards.
+pub unsafe fn event_destroy(d: &Driver, e: CUevent) -> Result<()> {
+    // SAFETY: the caller owns the handle and gives it up.
+    check("cuEventDestroy", unsafe { (d.event_destroy)(e) })
+}
+
+/// Create a non-blocking stream (not ordered with the legacy default
+/// stream) in the current context.
+pub fn stream_create(d: &Driver) -> Result<CUstream> {
+    let mut s: CUstream = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; no handle goes in.
+    check("cuStreamCreate", unsafe { (d.stream_create)(&mut s, CU_STREAM_NON_BLOCKING) })?;
+    Ok(s)
+}
+
+/// Destroy a stream (work queued on it still completes).
+///
+/// # Safety
+/// `s` must be a live stream the caller created and owns, never null; it is
+/// dead afterwards.
+pub unsafe fn stream_destroy(d: &Driver, s: CUstream) -> Result<()> {
+    // SAFETY: the caller owns the handle and gives it up.
+    check("cuStreamDestroy", unsafe { (d.stream_destroy)(s) })
 }
 
 /// Make `stream` wait for event `e` (no host wait).
-pub fn stream_wait_event(d: &Driver, stream: u64, e: u64) -> Result<()> {
-    // SAFETY: `e` is an event handle we created; `stream` a stream handle
-    // from the user (0 is the default stream).
-    check("cuStreamWaitEvent", unsafe { (d.stream_wait_event)(stream as CUstream, e as CUevent, 0) })
+///
+/// # Safety
+/// `e` must be a live event and `stream` a live stream (or null) of the
+/// current context.
+pub unsafe fn stream_wait_event(d: &Driver, stream: CUstream, e: CUevent) -> Result<()> {
+    // SAFETY: the caller guarantees both handles.
+    check("cuStreamWaitEvent", unsafe { (d.stream_wait_event)(stream, e, 0) })
 }
 
 /// Wait for `stream`.
-pub fn stream_synchronize(d: &Driver, stream: u64) -> Result<()> {
-    // SAFETY: stream handle value from the user (0 is the default stream).
-    check("cuStreamSynchronize", unsafe { (d.stream_synchronize)(stream as CUstream) })
+///
+/// # Safety
+/// `stream` must be a live stream (or null) of the current context.
+pub unsafe fn stream_synchronize(d: &Driver, stream: CUstream) -> Result<()> {
+    // SAFETY: the caller guarantees the handle.
+    check("cuStreamSynchronize", unsafe { (d.stream_synchronize)(stream) })
 }
 
 /// Wait for the current context.

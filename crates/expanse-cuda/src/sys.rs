@@ -27,6 +27,7 @@ pub const CU_MEM_LOCATION_TYPE_DEVICE: c_uint = 1;
 pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: c_uint = 0;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: c_uint = 3;
 pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: c_int = 102;
 
 /// `CUmemLocation` (cuda.h): 8 bytes.
@@ -137,6 +138,8 @@ driver_api! {
     event_record = "cuEventRecord": fn(CUevent, CUstream);
     event_query = "cuEventQuery": fn(CUevent);
     event_destroy = "cuEventDestroy_v2": fn(CUevent);
+    stream_create = "cuStreamCreate": fn(*mut CUstream, c_uint);
+    stream_destroy = "cuStreamDestroy_v2": fn(CUstream);
     stream_synchronize = "cuStreamSynchronize": fn(CUstream);
     stream_wait_event = "cuStreamWaitEvent": fn(CUstream, CUevent, c_uint);
     get_error_string = "cuGetErrorString": fn(CUresult, *mut *const c_char);

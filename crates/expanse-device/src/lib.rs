@@ -10,14 +10,19 @@
 
 mod error;
 mod ledger;
+mod streams;
 
 pub use error::{DeviceError, Misuse, Result};
 pub use ledger::{Ledger, Live};
+pub use streams::TraceStreams;
 
 /// A device address (virtual address in the device's address space).
 pub type DevicePtr = u64;
 
-/// An opaque stream id. `StreamId::DEFAULT` (0) is the default stream.
+/// An opaque stream id handed out by [`Device::create_stream`];
+/// `StreamId::DEFAULT` (0) is the device's default stream. It is a device
+/// handle, not a trace's stream index: a replay maps indices to ids with
+/// [`TraceStreams`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct StreamId(pub u64);
 
@@ -35,72 +40,6 @@ pub struct EventId(pub u64);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PageHandle(pub u64);
 
-/// Which calls a backend can be told to fail, and which calls the mock counts.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)]
-pub enum Call {
-    Reserve,
-    ReleaseReservation,
-    CreatePage,
-    ReleasePage,
-    Map,
-    Unmap,
-    SetAccess,
-    Malloc,
-    Free,
-    RecordEvent,
-    QueryEvent,
-    ReleaseEvent,
-    WaitEvent,
-    SynchronizeStream,
-    Synchronize,
-    Copy,
-}
-
-impl Call {
-    /// Every call kind, in declaration order.
-    pub const ALL: [Call; 16] = [
-        Call::Reserve,
-        Call::ReleaseReservation,
-        Call::CreatePage,
-        Call::ReleasePage,
-        Call::Map,
-        Call::Unmap,
-        Call::SetAccess,
-        Call::Malloc,
-        Call::Free,
-        Call::RecordEvent,
-        Call::QueryEvent,
-        Call::ReleaseEvent,
-        Call::WaitEvent,
-        Call::SynchronizeStream,
-        Call::Synchronize,
-        Call::Copy,
-    ];
-
-    /// The driver-style name of the call, used in error messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Call::Reserve => "reserve",
-            Call::ReleaseReservation => "release_reservation",
-            Call::CreatePage => "create_page",
-            Call::ReleasePage => "release_page",
-            Call::Map => "map",
-            Call::Unmap => "unmap",
-            Call::SetAccess => "set_access",
-            Call::Malloc => "malloc",
-            Call::Free => "free",
-            Call::RecordEvent => "record_event",
-            Call::QueryEvent => "query_event",
-            Call::ReleaseEvent => "release_event",
-            Call::WaitEvent => "wait_event",
-            Call::SynchronizeStream => "synchronize_stream",
-            Call::Synchronize => "synchronize",
-            Call::Copy => "copy",
-        }
-    }
-}
-
 /// One device's memory API.
 ///
 /// Contract (the mock backend asserts every point):
@@ -113,6 +52,9 @@ impl Call {
 ///   when nothing in it is mapped;
 /// - memory mapped by `map` is usable only after `set_access` named this
 ///   device (as with `cuMemSetAccess`);
+/// - streams: only the default stream and streams made by `create_stream`
+///   (and not yet destroyed) are used; backends whose streams are opaque
+///   ids (host, mock) accept any id, the CUDA backend refuses unknown ones;
 /// - events: `record_event` captures the work queued on the stream so far;
 ///   `query_event` says whether it completed; `release_event` frees the id.
 ///
@@ -154,6 +96,12 @@ pub trait Device: Send + Sync {
     fn malloc(&self, size: u64) -> Result<DevicePtr>;
     /// Free memory returned by `malloc`.
     fn free(&self, ptr: DevicePtr) -> Result<()>;
+
+    /// Create a stream for work that is not ordered with the other
+    /// streams' (on CUDA a real non-blocking stream).
+    fn create_stream(&self) -> Result<StreamId>;
+    /// Destroy a stream made by `create_stream`.
+    fn destroy_stream(&self, stream: StreamId) -> Result<()>;
 
     /// Record an event on `stream` capturing the work queued so far.
     fn record_event(&self, stream: StreamId) -> Result<EventId>;
@@ -204,13 +152,5 @@ mod tests {
         assert_eq!(round_up(512, 512), Some(512));
         assert_eq!(round_up(513, 512), Some(1024));
         assert_eq!(round_up(u64::MAX, 512), None);
-    }
-
-    #[test]
-    fn call_names_are_unique() {
-        let mut names: Vec<_> = Call::ALL.iter().map(|c| c.name()).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), Call::ALL.len());
     }
 }

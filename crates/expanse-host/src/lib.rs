@@ -10,7 +10,7 @@
 //! | unmap           | a fresh `PROT_NONE` reservation mapped back over the range |
 //! | release_page    | `fallocate(PUNCH_HOLE)`: the RAM goes back to the system    |
 //! | malloc / free   | anonymous `mmap` / `munmap`                                  |
-//! | streams, events | trivially complete (the host has no asynchronous work)      |
+//! | streams, events | opaque ids, trivially complete (no asynchronous work)       |
 //!
 //! Untouched pages cost no RAM: a replay that maps 150 GB of pages it never
 //! writes stays at a few MiB of resident memory. Capacity is enforced by
@@ -121,29 +121,61 @@ impl HostDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take_offset(s: &mut State, size: u64) -> Option<u64> {
-        let (&start, &len) = s.free_offsets.iter().find(|(_, &len)| len >= size)?;
-        s.free_offsets.remove(&start);
-        if len > size {
-            s.free_offsets.insert(start + size, len - size);
-        }
-        Some(start)
-    }
-
-    fn give_offset(s: &mut State, mut start: u64, mut len: u64) {
-        if let Some((&p, &plen)) = s.free_offsets.range(..start).next_back() {
-            if p + plen == start {
-                s.free_offsets.remove(&p);
-                start = p;
-                len += plen;
+    /// A fresh `PROT_NONE` reservation of `size` bytes aligned to the
+    /// granularity (mapped larger, then trimmed).
+    fn reserve_aligned(&self, size: u64) -> Result<u64> {
+        let total =
+            size.checked_add(self.granularity).ok_or(DeviceError::OutOfMemory { call: "reserve", requested: size })?;
+        let raw = sys::reserve(total).map_err(|e| with_request(os_error("reserve", e), size))?;
+        let base = raw.div_ceil(self.granularity) * self.granularity;
+        let head = base - raw;
+        let tail = total - head - size;
+        // SAFETY: both trimmed pieces are parts of the reservation we just
+        // made and nothing refers to them.
+        unsafe {
+            if head > 0 {
+                sys::munmap(raw, head).map_err(|e| os_error("reserve", e))?;
+            }
+            if tail > 0 {
+                sys::munmap(base + size, tail).map_err(|e| os_error("reserve", e))?;
             }
         }
-        if let Some(&nlen) = s.free_offsets.get(&(start + len)) {
-            s.free_offsets.remove(&(start + len));
-            len += nlen;
-        }
-        s.free_offsets.insert(start, len);
+        Ok(base)
     }
+}
+
+/// An out-of-memory error that names the bytes asked for.
+fn with_request(e: DeviceError, requested: u64) -> DeviceError {
+    match e {
+        DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested },
+        other => other,
+    }
+}
+
+/// Take `size` bytes of memfd offsets, first fit.
+fn take_offset(free: &mut BTreeMap<u64, u64>, size: u64) -> Option<u64> {
+    let (&start, &len) = free.iter().find(|(_, &len)| len >= size)?;
+    free.remove(&start);
+    if len > size {
+        free.insert(start + size, len - size);
+    }
+    Some(start)
+}
+
+/// Give memfd offsets back, merging with free neighbours.
+fn give_offset(free: &mut BTreeMap<u64, u64>, mut start: u64, mut len: u64) {
+    if let Some((&p, &plen)) = free.range(..start).next_back() {
+        if p + plen == start {
+            free.remove(&p);
+            start = p;
+            len += plen;
+        }
+    }
+    if let Some(&nlen) = free.get(&(start + len)) {
+        free.remove(&(start + len));
+        len += nlen;
+    }
+    free.insert(start, len);
 }
 
 impl Drop for HostDevice {
@@ -195,129 +227,122 @@ impl Device for HostDevice {
     }
 
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
-        self.lock().ledger.check_size("reserve", size)?;
-        let total =
-            size.checked_add(self.granularity).ok_or(DeviceError::OutOfMemory { call: "reserve", requested: size })?;
-        let raw = sys::reserve(total).map_err(|e| match os_error("reserve", e) {
-            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested: size },
-            other => other,
-        })?;
-        // Trim to a granularity-aligned range.
-        let base = raw.div_ceil(self.granularity) * self.granularity;
-        let head = base - raw;
-        let tail = total - head - size;
-        // SAFETY: both trimmed pieces are parts of the reservation we just
-        // made and nothing refers to them.
-        unsafe {
-            if head > 0 {
-                sys::munmap(raw, head).map_err(|e| os_error("reserve", e))?;
-            }
-            if tail > 0 {
-                sys::munmap(base + size, tail).map_err(|e| os_error("reserve", e))?;
-            }
-        }
-        self.lock().ledger.add_reservation(base, size);
-        Ok(base)
+        let mut s = self.lock();
+        s.ledger.reserve(size, |size| self.reserve_aligned(size))
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
-        s.ledger.check_release_reservation(base, size)?;
-        // SAFETY: the range is a reservation we own with nothing mapped in it.
-        unsafe { sys::munmap(base, size) }.map_err(|e| os_error("release_reservation", e))?;
-        s.ledger.remove_reservation(base);
-        Ok(())
+        s.ledger.release_reservation(base, size, || {
+            // SAFETY: the ledger checked that the range is a reservation
+            // we own with nothing mapped in it.
+            unsafe { sys::munmap(base, size) }.map_err(|e| os_error("release_reservation", e))
+        })
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
         let mut s = self.lock();
-        s.ledger.check_size("create_page", size)?;
-        if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
-        }
-        let offset =
-            Self::take_offset(&mut s, size).ok_or(DeviceError::OutOfMemory { call: "create_page", requested: size })?;
-        s.used += size;
-        let id = s.next_id;
-        s.next_id += 1;
-        s.ledger.add_page(id, size);
-        s.offsets.insert(id, offset);
-        Ok(PageHandle(id))
+        let st = &mut *s;
+        st.ledger.create_page(size, |size| {
+            if st.used.saturating_add(size) > self.capacity {
+                return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
+            }
+            let offset = take_offset(&mut st.free_offsets, size)
+                .ok_or(DeviceError::OutOfMemory { call: "create_page", requested: size })?;
+            st.used += size;
+            let id = st.next_id;
+            st.next_id += 1;
+            st.offsets.insert(id, offset);
+            Ok(id)
+        })
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
-        let size = s.ledger.check_release_page(page.0)?;
-        let offset = s.offsets[&page.0];
-        sys::punch_hole(self.memfd.as_raw_fd(), offset, size).map_err(|e| os_error("release_page", e))?;
-        s.ledger.remove_page(page.0);
-        s.offsets.remove(&page.0);
-        s.used -= size;
-        Self::give_offset(&mut s, offset, size);
+        let st = &mut *s;
+        st.ledger.release_page(page, |size| {
+            let offset = st.offsets[&page.0];
+            sys::punch_hole(self.memfd.as_raw_fd(), offset, size).map_err(|e| os_error("release_page", e))?;
+            st.offsets.remove(&page.0);
+            st.used -= size;
+            give_offset(&mut st.free_offsets, offset, size);
+            Ok(())
+        })?;
         Ok(())
     }
 
     fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
-        let size = s.ledger.check_map(addr, page.0)?;
-        let offset = s.offsets[&page.0];
-        // SAFETY: the ledger checked that [addr, addr+size) lies inside a
-        // reservation we own and is not mapped, so nothing (Rust or user)
-        // holds memory there.
-        unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset) }.map_err(|e| os_error("map", e))?;
-        s.ledger.add_mapping(addr, page.0, size);
-        Ok(())
+        let st = &mut *s;
+        st.ledger.map(addr, page, |size| {
+            let offset = st.offsets[&page.0];
+            // SAFETY: the ledger checked that [addr, addr+size) lies inside
+            // a reservation we own and is not mapped, so nothing (Rust or
+            // user) holds memory there.
+            unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset) }.map_err(|e| os_error("map", e))
+        })
     }
 
     fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()> {
-        let mut s = self.lock();
-        let bases = s.ledger.whole_pages("unmap", addr, size)?;
-        // SAFETY: the range is exactly whole pages we mapped inside one of
-        // our reservations; the allocator hands out no memory there any more.
-        unsafe { sys::map_fixed_none(addr, size) }.map_err(|e| os_error("unmap", e))?;
-        s.ledger.remove_mappings(&bases);
-        Ok(())
+        self.lock().ledger.unmap(addr, size, |_| {
+            // SAFETY: the ledger checked that the range is exactly whole
+            // pages we mapped inside one of our reservations; the allocator
+            // hands out no memory there any more.
+            unsafe { sys::map_fixed_none(addr, size) }.map_err(|e| os_error("unmap", e))
+        })
     }
 
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
-        let mut s = self.lock();
         if let Some(d) = devices.iter().find(|d| **d != self.ordinal) {
             return Err(DeviceError::misuse("set_access", u64::from(*d), "the host backend has no peer devices"));
         }
-        let bases = s.ledger.whole_pages("set_access", addr, size)?;
-        if devices.contains(&self.ordinal) {
+        let for_us = devices.contains(&self.ordinal);
+        self.lock().ledger.set_access(addr, size, for_us, |_| {
+            if !for_us {
+                return Ok(());
+            }
             // SAFETY: the ledger checked the range is whole pages we mapped.
-            unsafe { sys::protect_rw(addr, size) }.map_err(|e| os_error("set_access", e))?;
-            s.ledger.mark_accessible(&bases);
-        }
-        Ok(())
+            unsafe { sys::protect_rw(addr, size) }.map_err(|e| os_error("set_access", e))
+        })
     }
 
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
-        if size == 0 {
-            return Err(DeviceError::misuse("malloc", 0, "zero-sized malloc"));
-        }
         let mut s = self.lock();
-        if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
-        }
-        let p = sys::anonymous(size).map_err(|e| match os_error("malloc", e) {
-            DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested: size },
-            other => other,
-        })?;
-        s.used += size;
-        s.ledger.add_malloc(p, size);
-        Ok(p)
+        let st = &mut *s;
+        st.ledger.malloc(size, |size| {
+            if st.used.saturating_add(size) > self.capacity {
+                return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
+            }
+            let p = sys::anonymous(size).map_err(|e| with_request(os_error("malloc", e), size))?;
+            st.used += size;
+            Ok(p)
+        })
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         let mut s = self.lock();
-        let size = s.ledger.check_free(ptr)?;
-        // SAFETY: the ledger says the range was returned by our malloc.
-        unsafe { sys::munmap(ptr, size) }.map_err(|e| os_error("free", e))?;
-        s.ledger.remove_malloc(ptr);
-        s.used -= size;
+        let st = &mut *s;
+        st.ledger.free(ptr, |size| {
+            // SAFETY: the ledger checked that the range was returned by our
+            // malloc and not freed since.
+            unsafe { sys::munmap(ptr, size) }.map_err(|e| os_error("free", e))?;
+            st.used -= size;
+            Ok(())
+        })?;
         Ok(())
+    }
+
+    fn create_stream(&self) -> Result<StreamId> {
+        let mut s = self.lock();
+        let st = &mut *s;
+        st.ledger.create_stream(|| {
+            st.next_id += 1;
+            Ok(st.next_id - 1)
+        })
+    }
+
+    fn destroy_stream(&self, stream: StreamId) -> Result<()> {
+        self.lock().ledger.destroy_stream(stream, || Ok(()))
     }
 
     fn record_event(&self, _stream: StreamId) -> Result<EventId> {
@@ -348,21 +373,21 @@ impl Device for HostDevice {
     }
 
     fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
-        let s = self.lock();
-        s.ledger.check_accessible("write", dst, src.len() as u64)?;
-        // SAFETY: the whole destination range was checked to be read-write
-        // memory mapped by this backend, and `src` is a valid slice; the two
-        // cannot overlap because device memory is never handed to Rust as a
-        // slice.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
-        Ok(())
+        self.lock().ledger.access("write", dst, src.len() as u64, || {
+            // SAFETY: the ledger checked that the whole destination range is
+            // read-write memory mapped by this backend, and `src` is a valid
+            // slice; the two cannot overlap because device memory is never
+            // handed to Rust as a slice.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+            Ok(())
+        })
     }
 
     fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
-        let s = self.lock();
-        s.ledger.check_accessible("read", src, dst.len() as u64)?;
-        // SAFETY: as in `write`, with the roles swapped.
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
-        Ok(())
+        self.lock().ledger.access("read", src, dst.len() as u64, || {
+            // SAFETY: as in `write`, with the roles swapped.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+            Ok(())
+        })
     }
 }

@@ -10,16 +10,23 @@
 //! [`MockDevice::violations`] lists them so tests can assert that the
 //! allocator never misused the device.
 //!
+//! Streams are opaque ids: any id is accepted unless the device was built
+//! [`with_strict_streams`](MockDevice::with_strict_streams), which refuses
+//! every stream but the default one and those made by `create_stream`.
+//!
 //! Tests can make the N-th call of any kind fail ([`MockDevice::fail_nth`]),
 //! hold recorded events pending until released ([`MockDevice::hold_events`])
 //! to test stream-ordered reuse, and read call counts.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod call;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use expanse_device::{Call, Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
+pub use call::Call;
+use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
 /// Where the mock's address space starts (non-zero so that 0 is never valid).
 const BASE_ADDR: u64 = 1 << 40;
@@ -52,6 +59,14 @@ struct State {
     ordering: Vec<Ordering>,
 }
 
+/// The next address range of `size` bytes, with a one-page gap after it
+/// so that neighbouring ranges are never adjacent.
+fn bump(next_addr: &mut u64, granularity: u64, size: u64) -> u64 {
+    let addr = *next_addr;
+    *next_addr += size.div_ceil(granularity).max(1) * granularity + granularity;
+    addr
+}
+
 /// A stream-ordering call, in the order the device saw them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ordering {
@@ -78,6 +93,7 @@ pub struct MockDevice {
     peers: Vec<u32>,
     state: Mutex<State>,
     check_leaks_at_drop: bool,
+    strict_streams: bool,
 }
 
 impl MockDevice {
@@ -96,6 +112,7 @@ impl MockDevice {
                 ..State::default()
             }),
             check_leaks_at_drop: true,
+            strict_streams: false,
         }
     }
 
@@ -124,6 +141,18 @@ impl MockDevice {
     pub fn without_leak_check(mut self) -> Self {
         self.check_leaks_at_drop = false;
         self
+    }
+
+    /// Refuse (as misuse) every stream but the default one and those made
+    /// by `create_stream`, as the CUDA backend does.
+    pub fn with_strict_streams(mut self) -> Self {
+        self.strict_streams = true;
+        self
+    }
+
+    /// Number of live streams made by `create_stream`.
+    pub fn live_streams(&self) -> usize {
+        self.lock().ledger.stream_count()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -252,12 +281,13 @@ impl MockDevice {
         r
     }
 
-    fn bump(&self, s: &mut State, size: u64) -> u64 {
-        let addr = s.next_addr;
-        let step = size.div_ceil(self.granularity).max(1) * self.granularity;
-        // Leave a gap so that neighbouring ranges are never adjacent.
-        s.next_addr += step + self.granularity;
-        addr
+    /// Refuse unknown streams when strict (and record the violation).
+    fn check_stream(&self, s: &mut State, call: &'static str, stream: StreamId) -> Result<()> {
+        if !self.strict_streams {
+            return Ok(());
+        }
+        let r = s.ledger.check_stream(call, stream);
+        Self::note(s, r)
     }
 
     /// Run `f` on the bytes at `addr..addr+len` (mapped page or malloc),
@@ -270,25 +300,27 @@ impl MockDevice {
         len: usize,
         mut f: impl FnMut(&mut [u8], usize),
     ) -> Result<()> {
-        let r = s.ledger.check_accessible(call, addr, len as u64);
-        Self::note(s, r)?;
-        let (mut at, mut done) = (addr, 0usize);
-        while done < len {
-            let (base, key, size) = match s.ledger.mapping_at(at) {
-                Some((base, handle, size)) => (base, handle, size),
-                None => {
-                    let (p, size) = s.ledger.malloc_at(at).expect("checked accessible");
-                    (p, p, size)
-                }
-            };
-            let off = at - base;
-            let n = ((len - done) as u64).min(size - off);
-            let data = s.data.entry(key).or_insert_with(|| vec![0; size as usize]);
-            f(&mut data[off as usize..(off + n) as usize], done);
-            done += n as usize;
-            at += n;
-        }
-        Ok(())
+        let (ledger, data) = (&s.ledger, &mut s.data);
+        let r = ledger.access(call, addr, len as u64, || {
+            let (mut at, mut done) = (addr, 0usize);
+            while done < len {
+                let (base, key, size) = match ledger.mapping_at(at) {
+                    Some((base, handle, size)) => (base, handle, size),
+                    None => {
+                        let (p, size) = ledger.malloc_at(at).expect("checked accessible");
+                        (p, p, size)
+                    }
+                };
+                let off = at - base;
+                let n = ((len - done) as u64).min(size - off);
+                let bytes = data.entry(key).or_insert_with(|| vec![0; size as usize]);
+                f(&mut bytes[off as usize..(off + n) as usize], done);
+                done += n as usize;
+                at += n;
+            }
+            Ok(())
+        });
+        Self::note(s, r)
     }
 }
 
@@ -334,23 +366,21 @@ impl Device for MockDevice {
         if !self.virtual_memory {
             return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
-        let r = s.ledger.check_size("reserve", size);
-        Self::note(&mut s, r)?;
-        if size > 1 << 52 {
-            return Err(DeviceError::OutOfMemory { call: "reserve", requested: size });
-        }
-        let addr = self.bump(&mut s, size);
-        s.ledger.add_reservation(addr, size);
-        Ok(addr)
+        let st = &mut *s;
+        let r = st.ledger.reserve(size, |size| {
+            if size > 1 << 52 {
+                return Err(DeviceError::OutOfMemory { call: "reserve", requested: size });
+            }
+            Ok(bump(&mut st.next_addr, self.granularity, size))
+        });
+        Self::note(st, r)
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleaseReservation)?;
-        let r = s.ledger.check_release_reservation(base, size);
-        Self::note(&mut s, r)?;
-        s.ledger.remove_reservation(base);
-        Ok(())
+        let r = s.ledger.release_reservation(base, size, || Ok(()));
+        Self::note(&mut s, r)
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
@@ -359,49 +389,52 @@ impl Device for MockDevice {
         if !self.virtual_memory {
             return Err(DeviceError::Unsupported { what: "virtual memory".into() });
         }
-        let r = s.ledger.check_size("create_page", size);
-        Self::note(&mut s, r)?;
-        if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
-        }
-        s.used += size;
-        let id = s.next_id;
-        s.next_id += 1;
-        s.ledger.add_page(id, size);
-        Ok(PageHandle(id))
+        let st = &mut *s;
+        let r = st.ledger.create_page(size, |size| {
+            if st.used.saturating_add(size) > self.capacity {
+                return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
+            }
+            st.used += size;
+            st.next_id += 1;
+            Ok(st.next_id - 1)
+        });
+        Self::note(st, r)
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleasePage)?;
-        let r = s.ledger.check_release_page(page.0);
-        let size = Self::note(&mut s, r)?;
-        s.ledger.remove_page(page.0);
-        s.data.remove(&page.0);
-        s.used -= size;
-        Ok(())
+        let st = &mut *s;
+        let r = st.ledger.release_page(page, |size| {
+            st.data.remove(&page.0);
+            st.used -= size;
+            Ok(())
+        });
+        Self::note(st, r).map(|_| ())
     }
 
     fn map(&self, addr: DevicePtr, page: PageHandle) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Map)?;
-        let r = s.ledger.check_map(addr, page.0);
-        let size = Self::note(&mut s, r)?;
-        s.ledger.add_mapping(addr, page.0, size);
-        s.access.insert(addr, Vec::new());
-        Ok(())
+        let st = &mut *s;
+        let r = st.ledger.map(addr, page, |_| {
+            st.access.insert(addr, Vec::new());
+            Ok(())
+        });
+        Self::note(st, r)
     }
 
     fn unmap(&self, addr: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Unmap)?;
-        let r = s.ledger.whole_pages("unmap", addr, size);
-        let bases = Self::note(&mut s, r)?;
-        s.ledger.remove_mappings(&bases);
-        for b in bases {
-            s.access.remove(&b);
-        }
-        Ok(())
+        let st = &mut *s;
+        let r = st.ledger.unmap(addr, size, |bases| {
+            for b in bases {
+                st.access.remove(b);
+            }
+            Ok(())
+        });
+        Self::note(st, r)
     }
 
     fn set_access(&self, addr: DevicePtr, size: u64, devices: &[u32]) -> Result<()> {
@@ -410,51 +443,69 @@ impl Device for MockDevice {
         if let Some(d) = devices.iter().find(|d| **d != self.ordinal && !self.peers.contains(d)) {
             return Self::note(&mut s, Err(DeviceError::misuse("set_access", u64::from(*d), "device is not a peer")));
         }
-        let r = s.ledger.whole_pages("set_access", addr, size);
-        let bases = Self::note(&mut s, r)?;
-        if devices.contains(&self.ordinal) {
-            s.ledger.mark_accessible(&bases);
-        }
-        for b in bases {
-            let list = s.access.entry(b).or_default();
-            for d in devices {
-                if !list.contains(d) {
-                    list.push(*d);
+        let st = &mut *s;
+        let r = st.ledger.set_access(addr, size, devices.contains(&self.ordinal), |bases| {
+            for b in bases {
+                let list = st.access.entry(*b).or_default();
+                for d in devices {
+                    if !list.contains(d) {
+                        list.push(*d);
+                    }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        });
+        Self::note(st, r)
     }
 
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Malloc)?;
-        if size == 0 {
-            return Self::note(&mut s, Err(DeviceError::misuse("malloc", 0, "zero-sized malloc")));
-        }
-        if s.used.saturating_add(size) > self.capacity {
-            return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
-        }
-        s.used += size;
-        let addr = self.bump(&mut s, size);
-        s.ledger.add_malloc(addr, size);
-        Ok(addr)
+        let st = &mut *s;
+        let r = st.ledger.malloc(size, |size| {
+            if st.used.saturating_add(size) > self.capacity {
+                return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
+            }
+            st.used += size;
+            Ok(bump(&mut st.next_addr, self.granularity, size))
+        });
+        Self::note(st, r)
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Free)?;
-        let r = s.ledger.check_free(ptr);
-        let size = Self::note(&mut s, r)?;
-        s.ledger.remove_malloc(ptr);
-        s.data.remove(&ptr);
-        s.used -= size;
-        Ok(())
+        let st = &mut *s;
+        let r = st.ledger.free(ptr, |size| {
+            st.data.remove(&ptr);
+            st.used -= size;
+            Ok(())
+        });
+        Self::note(st, r).map(|_| ())
+    }
+
+    fn create_stream(&self) -> Result<StreamId> {
+        let mut s = self.lock();
+        self.enter(&mut s, Call::CreateStream)?;
+        let st = &mut *s;
+        let r = st.ledger.create_stream(|| {
+            st.next_id += 1;
+            Ok(st.next_id - 1)
+        });
+        Self::note(st, r)
+    }
+
+    fn destroy_stream(&self, stream: StreamId) -> Result<()> {
+        let mut s = self.lock();
+        self.enter(&mut s, Call::DestroyStream)?;
+        let r = s.ledger.destroy_stream(stream, || Ok(()));
+        Self::note(&mut s, r)
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
         let mut s = self.lock();
         self.enter(&mut s, Call::RecordEvent)?;
+        self.check_stream(&mut s, "record_event", stream)?;
         let id = s.next_id;
         s.next_id += 1;
         let done = !s.hold_events;
@@ -483,6 +534,7 @@ impl Device for MockDevice {
     fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::WaitEvent)?;
+        self.check_stream(&mut s, "wait_event", stream)?;
         let Some(recorded_on) = s.events.get(&event.0).map(|e| e.stream) else {
             return Self::note(&mut s, Err(DeviceError::misuse("wait_event", event.0, "unknown event")));
         };
@@ -493,6 +545,7 @@ impl Device for MockDevice {
     fn synchronize_stream(&self, stream: StreamId) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::SynchronizeStream)?;
+        self.check_stream(&mut s, "synchronize_stream", stream)?;
         s.synchronizations += 1;
         s.ordering.push(Ordering::SyncStream(stream));
         // Synchronizing waits for the stream's work, held or not.
