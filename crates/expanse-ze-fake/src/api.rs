@@ -181,7 +181,11 @@ pub unsafe extern "C" fn zeDriverGetApiVersion(hd: ze_driver_handle_t, version: 
 /// # Safety
 /// Pointers as in `ze_api.h`.
 #[no_mangle]
-pub unsafe extern "C" fn zeDeviceGet(hd: ze_driver_handle_t, count: *mut u32, devs: *mut ze_device_handle_t) -> ze_result_t {
+pub unsafe extern "C" fn zeDeviceGet(
+    hd: ze_driver_handle_t,
+    count: *mut u32,
+    devs: *mut ze_device_handle_t,
+) -> ze_result_t {
     guard(|| {
         driver(hd)?;
         nonnull(count)?;

@@ -158,7 +158,8 @@ fn region(cfg: &Config) -> u64 {
 
 impl Driver {
     pub fn new(cfg: Config) -> R<Driver> {
-        let memfd = os::memfd(region(&cfg) * u64::from(cfg.devices.max(1))).map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
+        let memfd =
+            os::memfd(region(&cfg) * u64::from(cfg.devices.max(1))).map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         let mem = (0..cfg.devices)
             .map(|i| DeviceMem { free: BTreeMap::from([(u64::from(i) * region(&cfg), region(&cfg))]), used: 0 })
             .collect();

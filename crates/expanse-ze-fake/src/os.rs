@@ -65,7 +65,14 @@ pub unsafe fn munmap(addr: u64, size: u64) -> io::Result<()> {
 ///
 /// # Safety
 /// The range must lie inside the driver's own reservation or allocation.
-pub unsafe fn map_fixed(addr: u64, size: u64, fd: RawFd, offset: u64, writable: bool, readable: bool) -> io::Result<()> {
+pub unsafe fn map_fixed(
+    addr: u64,
+    size: u64,
+    fd: RawFd,
+    offset: u64,
+    writable: bool,
+    readable: bool,
+) -> io::Result<()> {
     let prot = if writable {
         libc::PROT_READ | libc::PROT_WRITE
     } else if readable {
@@ -138,6 +145,11 @@ pub fn memfd(size: u64) -> io::Result<OwnedFd> {
 pub fn punch_hole(fd: RawFd, offset: u64, size: u64) -> io::Result<()> {
     // SAFETY: plain syscall on our descriptor; touches no Rust memory.
     check(unsafe {
-        libc::fallocate(fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, size as libc::off_t)
+        libc::fallocate(
+            fd,
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            size as libc::off_t,
+        )
     })
 }

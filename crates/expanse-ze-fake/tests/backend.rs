@@ -114,9 +114,10 @@ fn conformance_suite_on_fake_driver() {
 #[test]
 fn allocator_random_ops_with_contents() {
     let _t = turn();
-    for (i, conf) in ["expandable_segments:False", "expandable_segments:True", "expandable_segments:True,pytorch_compat:True"]
-        .iter()
-        .enumerate()
+    for (i, conf) in
+        ["expandable_segments:False", "expandable_segments:True", "expandable_segments:True,pytorch_compat:True"]
+            .iter()
+            .enumerate()
     {
         let d = devices().swap_remove(0);
         let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse(conf).unwrap());
@@ -151,7 +152,10 @@ fn peer_reads_pages_mapped_before_and_after_enabling_access() {
     d0.write(before, &a).unwrap();
     let mut back = vec![0u8; 4096];
     let refused = d1.read_as(before, &mut back);
-    assert!(matches!(refused, Err(DeviceError::Driver { .. })), "device 1 read device 0's page without access: {refused:?}");
+    assert!(
+        matches!(refused, Err(DeviceError::Driver { .. })),
+        "device 1 read device 0's page without access: {refused:?}"
+    );
 
     alloc.enable_peer_access(1, 0).unwrap();
     d1.read_as(before, &mut back).unwrap();
@@ -217,7 +221,8 @@ fn injected_failures_are_errors_and_change_nothing() {
 
     // The allocator takes a failed page creation as out-of-memory, frees
     // its cache and retries.
-    let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse("expandable_segments:True").unwrap());
+    let mut a =
+        DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse("expandable_segments:True").unwrap());
     fail_next("zePhysicalMemCreate", 1);
     let p = a.malloc(8 << 20, StreamId(0)).unwrap();
     assert_eq!(a.stats().num_alloc_retries, 1);

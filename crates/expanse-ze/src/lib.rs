@@ -265,7 +265,11 @@ impl Device for ZeDevice {
         let (a, ctx) = (self.platform.api(), self.platform.context());
         for &d in devices.iter().filter(|d| **d != self.ordinal) {
             if !self.can_access_peer(d) {
-                return Err(DeviceError::misuse("set_access", u64::from(d), "device cannot access this device (no peer path)"));
+                return Err(DeviceError::misuse(
+                    "set_access",
+                    u64::from(d),
+                    "device cannot access this device (no peer path)",
+                ));
             }
         }
         if devices.contains(&self.ordinal) {

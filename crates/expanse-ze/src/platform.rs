@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use expanse_device::{DeviceError, Result};
 
-use crate::sys::{self, Api, ze_context_handle_t, ze_device_handle_t, ZE_DEVICE_TYPE_GPU};
+use crate::sys::{self, ze_context_handle_t, ze_device_handle_t, Api, ZE_DEVICE_TYPE_GPU};
 use crate::{result, ZeDevice};
 
 /// Driver, devices and context. Handles are kept as addresses: Level Zero
@@ -84,10 +84,9 @@ impl Platform {
 
     /// The handle of GPU `ordinal` (live while `self` lives).
     pub fn device(&self, ordinal: u32) -> Result<ze_device_handle_t> {
-        self.devices
-            .get(ordinal as usize)
-            .map(|d| *d as ze_device_handle_t)
-            .ok_or_else(|| DeviceError::misuse("ze device", u64::from(ordinal), "no Level Zero device with this ordinal"))
+        self.devices.get(ordinal as usize).map(|d| *d as ze_device_handle_t).ok_or_else(|| {
+            DeviceError::misuse("ze device", u64::from(ordinal), "no Level Zero device with this ordinal")
+        })
     }
 
     /// Number of GPUs.

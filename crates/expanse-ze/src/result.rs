@@ -91,9 +91,7 @@ pub unsafe fn total_memory(a: &Api, dev: ze_device_handle_t) -> Result<u64> {
         p.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
     }
     // SAFETY: `props` holds `n` structs with their stype set.
-    check("zeDeviceGetMemoryProperties", unsafe {
-        (a.device_get_memory_properties)(dev, &mut n, props.as_mut_ptr())
-    })?;
+    check("zeDeviceGetMemoryProperties", unsafe { (a.device_get_memory_properties)(dev, &mut n, props.as_mut_ptr()) })?;
     Ok(props.iter().take(n as usize).map(|p| p.totalSize).sum())
 }
 
@@ -168,7 +166,13 @@ pub unsafe fn context_destroy(a: &Api, ctx: ze_context_handle_t) -> Result<()> {
 ///
 /// # Safety
 /// `ctx` and `dev` must be live; the range must be memory of `ctx`.
-pub unsafe fn make_resident(a: &Api, ctx: ze_context_handle_t, dev: ze_device_handle_t, ptr: u64, size: u64) -> Result<()> {
+pub unsafe fn make_resident(
+    a: &Api,
+    ctx: ze_context_handle_t,
+    dev: ze_device_handle_t,
+    ptr: u64,
+    size: u64,
+) -> Result<()> {
     // SAFETY: the caller upholds the contract above.
     check("zeContextMakeMemoryResident", unsafe {
         (a.context_make_memory_resident)(ctx, dev, ptr as *mut c_void, size as usize)
@@ -200,7 +204,10 @@ pub unsafe fn reserve(a: &Api, ctx: ze_context_handle_t, size: u64, hint: u64) -
     let mut p = null_mut();
     let start = hint.max(1) as *const c_void;
     // SAFETY: live context (caller), a start hint, valid out-pointer.
-    with_size(check("zeVirtualMemReserve", unsafe { (a.virtual_mem_reserve)(ctx, start, size as usize, &mut p) }), size)?;
+    with_size(
+        check("zeVirtualMemReserve", unsafe { (a.virtual_mem_reserve)(ctx, start, size as usize, &mut p) }),
+        size,
+    )?;
     Ok(p as u64)
 }
 
@@ -271,7 +278,12 @@ pub unsafe fn unmap(a: &Api, ctx: ze_context_handle_t, ptr: u64, size: u64) -> R
 pub unsafe fn set_access_rw(a: &Api, ctx: ze_context_handle_t, ptr: u64, size: u64) -> Result<()> {
     // SAFETY: the caller upholds the contract above.
     check("zeVirtualMemSetAccessAttribute", unsafe {
-        (a.virtual_mem_set_access_attribute)(ctx, ptr as *const c_void, size as usize, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE)
+        (a.virtual_mem_set_access_attribute)(
+            ctx,
+            ptr as *const c_void,
+            size as usize,
+            ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE,
+        )
     })
 }
 
@@ -286,8 +298,12 @@ pub unsafe fn mem_alloc_device(
     size: u64,
     align: u64,
 ) -> Result<u64> {
-    let desc =
-        ze_device_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, pNext: null(), flags: 0, ordinal: 0 };
+    let desc = ze_device_mem_alloc_desc_t {
+        stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC,
+        pNext: null(),
+        flags: 0,
+        ordinal: 0,
+    };
     let mut p = null_mut();
     // SAFETY: live handles (caller), a filled descriptor, valid out-pointer.
     with_size(

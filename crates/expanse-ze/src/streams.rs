@@ -60,7 +60,8 @@ impl Streams {
         }
         let dev = self.platform.device(self.ordinal)?;
         // SAFETY: the platform keeps the context and device alive.
-        let l = unsafe { result::immediate_list(self.platform.api(), self.platform.context(), dev, self.queue_ordinal)? };
+        let l =
+            unsafe { result::immediate_list(self.platform.api(), self.platform.context(), dev, self.queue_ordinal)? };
         lists.insert(stream, l as usize);
         Ok(l)
     }
