@@ -1,8 +1,8 @@
 //! The C ABI of expanse (`libexpanse.so`, header `include/expanse.h`).
 //!
 //! One process-wide [`CachingAllocator`] is created at the first call:
-//! backend from `EXPANSE_BACKEND` (`cuda`, `host`; default `cuda` when a
-//! CUDA device is present, else `host`), configuration from
+//! backend from `EXPANSE_BACKEND` (`cuda`, `ze`, `host`; default `cuda` when
+//! a CUDA device is present, else `host`), configuration from
 //! `EXPANSE_ALLOC_CONF`. Every exported function catches panics and turns
 //! every error into a return value plus a thread-local message
 //! ([`expanse_last_error`]); nothing unwinds across the ABI.
@@ -15,10 +15,14 @@ use std::sync::{Arc, OnceLock};
 use expanse_core::{CachingAllocator, Config, StreamId};
 use expanse_device::Device;
 
+mod xpu;
+pub use xpu::{expanse_xpu_alloc, expanse_xpu_free};
+
 struct Global {
     allocator: CachingAllocator,
     backend: &'static str,
     cuda: Vec<Arc<expanse_cuda::CudaDevice>>,
+    ze: Vec<Arc<expanse_ze::ZeDevice>>,
 }
 
 static GLOBAL: OnceLock<Result<Global, String>> = OnceLock::new();
@@ -58,8 +62,14 @@ fn build() -> Result<Global, String> {
         }
         "cuda" => "cuda",
         "host" => "host",
-        other => return Err(format!("EXPANSE_BACKEND: unknown backend '{other}' (available: cuda, host)")),
+        "ze" => "ze",
+        other => return Err(format!("EXPANSE_BACKEND: unknown backend '{other}' (available: cuda, ze, host)")),
     };
+    if backend == "ze" {
+        let ze = expanse_ze::open_all().map_err(|e| format!("ze backend: {e}"))?;
+        let devices = ze.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect();
+        return Ok(Global { allocator: CachingAllocator::new(devices, config), backend, cuda: Vec::new(), ze });
+    }
     let (devices, cuda): (Vec<Arc<dyn Device>>, _) = if backend == "cuda" {
         let devs = expanse_cuda::open_all().map_err(|e| format!("cuda backend: {e}"))?;
         (devs.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect(), devs)
@@ -72,7 +82,7 @@ fn build() -> Result<Global, String> {
             .map_err(|e| format!("host backend: {e}"))?;
         (vec![Arc::new(d) as Arc<dyn Device>], Vec::new())
     };
-    Ok(Global { allocator: CachingAllocator::new(devices, config), backend, cuda })
+    Ok(Global { allocator: CachingAllocator::new(devices, config), backend, cuda, ze: Vec::new() })
 }
 
 /// Run `f` with the global allocator; errors and panics become `fallback`.
@@ -189,6 +199,11 @@ pub extern "C" fn expanse_enable_peer_access(device: c_int, peer: c_int) -> c_in
             };
             a.enable_peer_access(b).map_err(|e| format!("peer access {device} -> {peer}: {e}"))?;
         }
+        if let Some(owner) = g.ze.get(p as usize) {
+            // Classic allocations of `peer` reach `device` (expandable
+            // segments get it from the allocator below).
+            owner.enable_peer_access(d).map_err(|e| format!("peer access {device} -> {peer}: {e}"))?;
+        }
         g.allocator.enable_peer_access(d, p).map(|_| 0).map_err(|e| e.to_string())
     })
 }
@@ -199,6 +214,7 @@ pub extern "C" fn expanse_backend() -> *const c_char {
     with_global(std::ptr::null(), |g| {
         Ok(match g.backend {
             "cuda" => c"cuda".as_ptr(),
+            "ze" => c"ze".as_ptr(),
             _ => c"host".as_ptr(),
         })
     })
