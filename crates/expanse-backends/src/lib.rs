@@ -2,11 +2,13 @@
 //! configuration loader, shared by the `expanse` command and the C ABI.
 //!
 //! - [`BackendKind`]: every backend, with [`BackendKind::all`] for listings.
-//!   A new backend (Level Zero's `ze`) is one more variant: its name,
-//!   description and `open` arm below.
+//!   A new backend is one more variant: its name, description, `probe`
+//!   and `open` arms below.
 //! - [`open`]: the devices of a backend, as `Arc<dyn Device>`, plus what
 //!   the C ABI needs beyond the trait (adopting the caller's streams, peer
-//!   access on CUDA).
+//!   access on CUDA and Level Zero).
+//! - [`probe`]: whether a backend is usable on this machine, and why not
+//!   (for `expanse backends`).
 //! - [`load_config`]: the allocator configuration. The chain, first match
 //!   wins: an explicit string (`--conf`), then `EXPANSE_ALLOC_CONF`, then
 //!   `PYTORCH_ALLOC_CONF`, then `PYTORCH_CUDA_ALLOC_CONF`, else expanse's
@@ -84,14 +86,14 @@ pub enum BackendKind {
     Sim,
     /// NVIDIA GPUs through the CUDA driver's virtual memory API.
     Cuda,
-    // Level Zero (`ze`) goes here: a variant, its name and description, and
-    // an arm in `open`.
+    /// Intel GPUs (XPU) through Level Zero's virtual memory API.
+    Ze,
 }
 
 impl BackendKind {
     /// Every backend, in the order listings show them.
     pub const fn all() -> &'static [BackendKind] {
-        &[BackendKind::Host, BackendKind::Sim, BackendKind::Cuda]
+        &[BackendKind::Host, BackendKind::Sim, BackendKind::Cuda, BackendKind::Ze]
     }
 
     /// The name users type (`--backend`, `EXPANSE_BACKEND`).
@@ -100,6 +102,7 @@ impl BackendKind {
             BackendKind::Host => "host",
             BackendKind::Sim => "sim",
             BackendKind::Cuda => "cuda",
+            BackendKind::Ze => "ze",
         }
     }
 
@@ -109,6 +112,9 @@ impl BackendKind {
             BackendKind::Host => "real Linux virtual memory (capacity from the options)",
             BackendKind::Sim => "the strict mock device (addresses only, no memory, strict streams)",
             BackendKind::Cuda => "every GPU through the CUDA driver (their own capacity)",
+            BackendKind::Ze => {
+                "every Intel GPU through Level Zero: EXPANSE_ZE_LIBRARY, else libze_loader.so.1 (their own capacity)"
+            }
         }
     }
 
@@ -149,6 +155,7 @@ pub struct Backend {
     kind: BackendKind,
     devices: Vec<Arc<dyn Device>>,
     cuda: Vec<Arc<expanse_cuda::CudaDevice>>,
+    ze: Vec<Arc<expanse_ze::ZeDevice>>,
 }
 
 impl fmt::Debug for Backend {
@@ -174,8 +181,10 @@ impl Backend {
     }
 
     /// The id of the caller's stream `raw` on `device` (a `cudaStream_t`
-    /// from PyTorch; 0 is the default stream). On CUDA the stream becomes
-    /// known to the device; host and sim streams are opaque ids.
+    /// from PyTorch, a `sycl::queue*` on Level Zero; 0 is the default
+    /// stream). On CUDA and Level Zero the stream becomes known to the
+    /// device (Level Zero gives it a command list of its own); host and sim
+    /// streams are opaque ids.
     ///
     /// # Safety
     /// On CUDA, `raw` must be 0 or a live stream of `device`'s primary
@@ -185,13 +194,25 @@ impl Backend {
             // SAFETY: the caller's guarantee, passed on.
             Some(d) => unsafe { d.adopt_stream(raw as expanse_cuda::sys::CUstream) },
             None if self.kind == BackendKind::Cuda => Err(DeviceError::misuse("adopt_stream", raw, "no such device")),
+            None if self.kind == BackendKind::Ze => match self.ze.get(device as usize) {
+                Some(d) => d.adopt_stream(raw),
+                None => Err(DeviceError::misuse("adopt_stream", raw, "no such device")),
+            },
             None => Ok(StreamId(raw)),
         }
     }
 
     /// Let `device` reach `peer`'s memory at the driver level (CUDA's
-    /// `cuCtxEnablePeerAccess`; nothing to do elsewhere).
+    /// `cuCtxEnablePeerAccess`; on Level Zero, `peer`'s classic allocations
+    /// made resident on `device`, expandable segments getting theirs from
+    /// the allocator; nothing to do elsewhere).
     pub fn enable_peer_access(&self, device: u32, peer: u32) -> Result<(), DeviceError> {
+        if self.kind == BackendKind::Ze {
+            return match (self.ze.get(device as usize), self.ze.get(peer as usize)) {
+                (Some(_), Some(owner)) => owner.enable_peer_access(device),
+                _ => Err(DeviceError::misuse("enable_peer_access", u64::from(peer), "no such device")),
+            };
+        }
         if self.kind != BackendKind::Cuda {
             return Ok(());
         }
@@ -206,23 +227,46 @@ impl Backend {
 /// `options.capacity`, or every GPU.
 pub fn open(kind: BackendKind, options: &Options) -> Result<Backend, BackendError> {
     let err = |error| BackendError::Open { kind, error };
-    let (devices, cuda): (Vec<Arc<dyn Device>>, _) = match kind {
+    let (mut cuda, mut ze) = (Vec::new(), Vec::new());
+    let devices: Vec<Arc<dyn Device>> = match kind {
         BackendKind::Host => {
             let d = expanse_host::HostDevice::with_capacity(options.capacity, options.granularity).map_err(err)?;
-            (vec![Arc::new(d)], Vec::new())
+            vec![Arc::new(d)]
         }
         BackendKind::Sim => {
             // Strict streams: a caller passing anything but streams the
             // device created (e.g. raw trace indices) gets a misuse error.
             let d = expanse_mock::MockDevice::new(options.capacity, options.granularity).with_strict_streams();
-            (vec![Arc::new(d)], Vec::new())
+            vec![Arc::new(d)]
         }
         BackendKind::Cuda => {
-            let devs = expanse_cuda::open_all().map_err(err)?;
-            (devs.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect(), devs)
+            cuda = expanse_cuda::open_all().map_err(err)?;
+            cuda.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect()
+        }
+        BackendKind::Ze => {
+            ze = expanse_ze::open_all().map_err(err)?;
+            ze.iter().map(|d| Arc::clone(d) as Arc<dyn Device>).collect()
         }
     };
-    Ok(Backend { kind, devices, cuda })
+    Ok(Backend { kind, devices, cuda, ze })
+}
+
+/// Whether backend `kind` is usable on this machine: a line about what it
+/// found, or why not (library missing, no driver, no device, no memory).
+pub fn probe(kind: BackendKind) -> Result<String, String> {
+    match kind {
+        BackendKind::Host => expanse_host::HostDevice::with_capacity(1 << 30, expanse_host::DEFAULT_GRANULARITY)
+            .map(|_| "Linux virtual memory (mmap + memfd)".to_string())
+            .map_err(|e| e.to_string()),
+        BackendKind::Sim => Ok("always available (no memory behind the addresses)".to_string()),
+        BackendKind::Cuda => expanse_cuda::open_all()
+            .map(|devs| {
+                let d = &devs[0];
+                format!("{} GPU(s); device 0: {} bytes, page {} bytes", devs.len(), d.total_memory(), d.granularity())
+            })
+            .map_err(|e| e.to_string()),
+        BackendKind::Ze => expanse_ze::probe(),
+    }
 }
 
 /// The backend named by `EXPANSE_BACKEND`, else `cuda` when a CUDA device
@@ -278,7 +322,7 @@ mod tests {
             assert_eq!(BackendKind::from_name(k.name()).unwrap(), *k);
         }
         let e = BackendKind::from_name("opencl").unwrap_err().to_string();
-        assert_eq!(e, "unknown backend 'opencl' (available: host, sim, cuda)");
+        assert_eq!(e, "unknown backend 'opencl' (available: host, sim, cuda, ze)");
     }
 
     #[test]

@@ -49,12 +49,19 @@ void expanse_record_stream(void *ptr, void *stream);
 /* Limit device to fraction (0..1) of its memory. */
 void expanse_set_memory_fraction(double fraction, int device);
 
+/* PyTorch's XPUPluggableAllocator signatures (queue: a sycl::queue*, used
+ * as an opaque stream id). Same allocator as expanse_alloc / expanse_free;
+ * pick the Level Zero backend with EXPANSE_BACKEND=ze. Not yet verified on
+ * Intel hardware. */
+void *expanse_xpu_alloc(size_t size, int device, void *queue);
+void expanse_xpu_free(void *ptr, size_t size, int device, void *queue);
+
 /* Let device access peer's memory: driver-level peer access, and access on
  * every page of peer's expandable segments, now and later. 0 on success,
  * -1 on error. */
 int expanse_enable_peer_access(int device, int peer);
 
-/* Name of the backend in use ("cuda", "host"), or NULL if it failed. */
+/* Name of the backend in use ("cuda", "ze", "host"), or NULL if it failed. */
 const char *expanse_backend(void);
 
 /* The message of the most recent failure on this thread, or NULL if none

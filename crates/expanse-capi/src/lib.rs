@@ -3,12 +3,13 @@
 //! One process-wide [`CachingAllocator`] is created at the first call,
 //! through the same factory and configuration loader as the `expanse`
 //! command ([`expanse_backends`]): backend from `EXPANSE_BACKEND` (`cuda`,
-//! `host`; default `cuda` when a CUDA device is present, else `host`; `sim`
+//! `ze`, `host`; default `cuda` when a CUDA device is present, else `host`; `sim`
 //! is refused, its memory is not real), host capacity from
 //! `EXPANSE_HOST_MEMORY`, configuration from `EXPANSE_ALLOC_CONF`, else
 //! `PYTORCH_ALLOC_CONF`, else `PYTORCH_CUDA_ALLOC_CONF`, else the defaults.
 //! Streams are the caller's `cudaStream_t` values (null: the default
-//! stream), adopted by the device at each call. Every exported function catches panics and turns
+//! stream; on `ze`, the XPU entry points' `sycl::queue*`), adopted by the
+//! device at each call. Every exported function catches panics and turns
 //! every error into a return value plus a thread-local message
 //! ([`expanse_last_error`]); nothing unwinds across the ABI.
 
@@ -19,6 +20,9 @@ use std::sync::OnceLock;
 
 use expanse_backends::{Backend, BackendKind};
 use expanse_core::{CachingAllocator, StreamId};
+
+mod xpu;
+pub use xpu::{expanse_xpu_alloc, expanse_xpu_free};
 
 struct Global {
     allocator: CachingAllocator,
@@ -67,13 +71,13 @@ fn build() -> Result<Global, String> {
 /// # Safety
 /// `stream` must be null or a live stream of `device` (the C ABI's
 /// contract with its caller, stated in `include/expanse.h`).
-unsafe fn stream_of(g: &Global, device: u32, stream: *mut c_void) -> Result<StreamId, String> {
+pub(crate) unsafe fn stream_of(g: &Global, device: u32, stream: *mut c_void) -> Result<StreamId, String> {
     // SAFETY: passed on from the caller.
     unsafe { g.backend.adopt_stream(device, stream as u64) }.map_err(|e| e.to_string())
 }
 
 /// Run `f` with the global allocator; errors and panics become `fallback`.
-fn with_global<T>(fallback: T, f: impl FnOnce(&Global) -> Result<T, String>) -> T {
+pub(crate) fn with_global<T>(fallback: T, f: impl FnOnce(&Global) -> Result<T, String>) -> T {
     let r = catch_unwind(AssertUnwindSafe(|| {
         let g = GLOBAL.get_or_init(build).as_ref().map_err(|e| format!("expanse failed to start: {e}"))?;
         f(g)
@@ -92,7 +96,7 @@ fn with_global<T>(fallback: T, f: impl FnOnce(&Global) -> Result<T, String>) -> 
     }
 }
 
-fn device_index(device: c_int) -> Result<u32, String> {
+pub(crate) fn device_index(device: c_int) -> Result<u32, String> {
     u32::try_from(device).map_err(|_| format!("bad device index {device}"))
 }
 
@@ -204,6 +208,7 @@ pub extern "C" fn expanse_backend() -> *const c_char {
             BackendKind::Cuda => c"cuda".as_ptr(),
             BackendKind::Host => c"host".as_ptr(),
             BackendKind::Sim => c"sim".as_ptr(),
+            BackendKind::Ze => c"ze".as_ptr(),
         })
     })
 }

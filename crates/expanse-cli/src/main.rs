@@ -1,5 +1,6 @@
 //! The `expanse` command.
 
+mod backends;
 mod replay;
 mod trace;
 
@@ -23,6 +24,7 @@ COMMANDS:
                      and expanse's default allocator and print a table
     bench            Time the allocator's hot path (cached malloc + free pairs
                      and a mixed pattern) under PyTorch's and expanse's modes
+    backends [--json] List every backend, whether it is usable here, and why not
     help             Show this help
 
 REPLAY / COMPARE OPTIONS:
@@ -30,10 +32,12 @@ REPLAY / COMPARE OPTIONS:
                            (e.g. expandable_segments:True,max_split_size_mb:128);
                            default: EXPANSE_ALLOC_CONF / PYTORCH_ALLOC_CONF /
                            PYTORCH_CUDA_ALLOC_CONF, else expanse's defaults
-    --backend host|sim|cuda
+    --backend host|sim|cuda|ze
                            host: real Linux virtual memory (default);
                            sim: the strict mock device (addresses only);
                            cuda: GPU 0 through the CUDA driver (its own capacity);
+                           ze: Intel GPU 0 through Level Zero (its own capacity;
+                           library: EXPANSE_ZE_LIBRARY, else libze_loader.so.1);
                            trace stream 0 is the device's default stream, every
                            other index a stream the device creates
     --device-memory SIZE   Device capacity: 143771MiB, 16GiB, or bytes
@@ -274,6 +278,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("replay") => cmd_replay(&args[1..]),
         Some("compare") => cmd_compare(&args[1..]),
         Some("bench") => cmd_bench(&args[1..]),
+        Some("backends") => backends::cmd_backends(&args[1..]),
         Some(other) => Err(format!("unknown command '{other}' (see 'expanse help')")),
     }
 }
