@@ -484,6 +484,28 @@ def serving(rng):
                 active = [r for r in active if r[1] > 0]
 
 
+# ------------------------------------------------------------- curriculum
+
+
+@workload("curriculum MLP: 4 residual blocks 1024-4096-1024, tokens per step growing from 256 by 150-250, 80 steps, AdamW, fp32")
+def mlp_curriculum(rng):
+    nn = torch.nn
+    blocks = nn.ModuleList(
+        [nn.Sequential(nn.LayerNorm(1024), nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)) for _ in range(4)]
+    ).cuda()
+    opt = torch.optim.AdamW(blocks.parameters(), lr=1e-4)
+    tokens = 256
+    for _ in range(80):
+        x = torch.randn(tokens, 1024, device="cuda")
+        for blk in blocks:
+            x = x + blk(x)
+        x.pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x
+        tokens += rng.randint(150, 250)
+
+
 # ----------------------------------------------------------------- recording
 
 
@@ -513,8 +535,10 @@ def main():
             print(f"{name}\t{family}")
         return
     name, outdir = sys.argv[1], sys.argv[2]
-    family, fn = WORKLOADS[name]
-    rng = random.Random(f"expanse-{name}")
+    # NAME@SEED: the same workload with other random draws.
+    base, _, seed = name.partition("@")
+    family, fn = WORKLOADS[base]
+    rng = random.Random(f"expanse-{base}" + (f"-{seed}" if seed else ""))
     torch.manual_seed(0)
     torch.cuda.init()
     torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=50_000_000)
@@ -530,6 +554,7 @@ def main():
         f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by scripts/traces/record.py",
         "# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)",
     ]
+    name = name.replace("@", "_s")
     with gzip.open(f"{outdir}/{name}.trace.csv.gz", "wt", compresslevel=9) as f:
         f.write("\n".join(header + lines) + "\n")
     stats = torch.cuda.memory_stats()
