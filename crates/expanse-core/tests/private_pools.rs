@@ -155,3 +155,29 @@ fn pool_misuse_is_an_error_not_a_panic() {
     assert!(matches!(a.release_pool(GRAPH), Err(AllocError::Misuse { .. })));
     ok(&a);
 }
+
+/// PyTorch's hook names the pool at each allocation (its stream filter is
+/// evaluated by the caller): the same isolation holds.
+#[test]
+fn pool_named_per_allocation_is_isolated_too() {
+    let mut a = allocator("");
+    assert!(matches!(a.malloc_in_pool(MIB, S1, GRAPH), Err(AllocError::Misuse { .. })));
+    a.begin_allocate_to_pool_by_name(GRAPH).unwrap();
+    let g = a.malloc_in_pool(4 * MIB, S1, GRAPH).unwrap();
+    assert_eq!(a.reserved_bytes(), 20 * MIB, "a new classic 20 MiB segment");
+    let plain = a.malloc(4 * MIB, S1).unwrap();
+    assert!(!(g..g + 20 * MIB).contains(&plain), "an unnamed allocation got the graph's memory");
+    a.free(g).unwrap();
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    assert!(matches!(a.malloc_in_pool(MIB, S1, GRAPH), Err(AllocError::Misuse { .. })));
+    let other = a.malloc(4 * MIB, S0).unwrap();
+    assert!(!(g..g + 20 * MIB).contains(&other));
+    ok(&a);
+    a.release_pool(GRAPH).unwrap();
+    for p in [plain, other] {
+        a.free(p).unwrap();
+    }
+    a.empty_cache().unwrap();
+    ok(&a);
+    assert_eq!(a.reserved_bytes(), 0);
+}

@@ -55,14 +55,15 @@ pub(super) struct PrivatePools {
     /// Slot `i` is `slots[i - 1]`; `None` once the pool is gone.
     slots: Vec<Option<PrivatePool>>,
     by_id: HashMap<PoolId, u32>,
-    /// Streams currently allocating to a pool (slot).
-    routes: Vec<(StreamId, u32)>,
+    /// Pools being allocated to (slot), with the stream routed to each
+    /// (`None`: the caller names the pool at each `malloc_in_pool`).
+    routes: Vec<(Option<StreamId>, u32)>,
 }
 
 impl PrivatePools {
     /// The pool slot `stream` allocates to now, if any.
     pub(super) fn route(&self, stream: StreamId) -> Option<u32> {
-        self.routes.iter().find(|(s, _)| *s == stream).map(|&(_, slot)| slot)
+        self.routes.iter().find(|(s, _)| *s == Some(stream)).map(|&(_, slot)| slot)
     }
 
     /// Whether any stream is allocating to a private pool (a capture is
@@ -90,7 +91,35 @@ impl DeviceAllocator {
     /// (created at its first use); takes one use of the pool, given back by
     /// [`Self::release_pool`].
     pub fn begin_allocate_to_pool(&mut self, pool: PoolId, stream: StreamId) -> Result<(), AllocError> {
-        if let Some(slot) = self.private.route(stream) {
+        self.begin_pool(pool, Some(stream))
+    }
+
+    /// Like [`Self::begin_allocate_to_pool`], for a caller that decides
+    /// itself which allocations go to the pool and names it at each
+    /// [`Self::malloc_in_pool`] (PyTorch passes a stream filter, evaluated
+    /// per allocation).
+    pub fn begin_allocate_to_pool_by_name(&mut self, pool: PoolId) -> Result<(), AllocError> {
+        self.begin_pool(pool, None)
+    }
+
+    /// Allocate `size` bytes on `stream` from private pool `pool`, which
+    /// must be being allocated to ([`Self::begin_allocate_to_pool_by_name`]).
+    pub fn malloc_in_pool(&mut self, size: u64, stream: StreamId, pool: PoolId) -> Result<u64, AllocError> {
+        let slot = self.pool_slot(pool, "malloc_in_pool")?;
+        if !self.private.routes.iter().any(|&(_, s)| s == slot) {
+            return Err(AllocError::Misuse {
+                message: format!("malloc_in_pool: pool {pool:?} is not being allocated to (call begin first)"),
+            });
+        }
+        if size > crate::size_class::MAX_REQUEST {
+            self.stats.num_ooms += 1;
+            return Err(AllocError::TooLarge { requested: size });
+        }
+        self.malloc_private(size, stream, slot)
+    }
+
+    fn begin_pool(&mut self, pool: PoolId, stream: Option<StreamId>) -> Result<(), AllocError> {
+        if let Some(slot) = stream.and_then(|s| self.private.route(s)) {
             let other = self.private.get(slot).id;
             return Err(AllocError::Misuse {
                 message: format!(
