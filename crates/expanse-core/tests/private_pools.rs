@@ -133,6 +133,7 @@ fn releasing_the_pool_returns_its_memory_to_the_cache() {
         a.free(p).unwrap();
         // The segment with a live block joins the cache when it is freed.
         assert_eq!(a.private_pool_count(), 1, "{conf}: kept block holds its segment");
+        assert!(matches!(a.release_pool(GRAPH), Err(AllocError::Misuse { .. })), "{conf}: double release");
         a.free(kept).unwrap();
         ok(&a);
         assert_eq!(a.private_pool_count(), 0, "{conf}: pool gone");
@@ -179,5 +180,37 @@ fn pool_named_per_allocation_is_isolated_too() {
     }
     a.empty_cache().unwrap();
     ok(&a);
+    assert_eq!(a.reserved_bytes(), 0);
+}
+
+/// `torch.compile`'s warm-up begins, ends and releases its pool each time,
+/// with tensors still alive: a new begin revives the pool, whose live
+/// segment is private again.
+#[test]
+fn a_released_pool_with_live_blocks_is_revived_by_its_next_begin() {
+    let mut a = allocator("expandable_segments:False");
+    a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+    let live = a.malloc(4 * MIB, S1).unwrap();
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.release_pool(GRAPH).unwrap();
+    a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+    let second = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(second, live + 4 * MIB, "the revived pool splits its own live segment");
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.free(live).unwrap();
+    let other = a.malloc(4 * MIB, S1).unwrap();
+    assert!(!(live..live + 20 * MIB).contains(&other), "a live pool's freed block went to a shared allocation");
+    ok(&a);
+    a.release_pool(GRAPH).unwrap();
+    a.free(second).unwrap();
+    ok(&a);
+    assert_eq!(a.private_pool_count(), 0);
+    let reserved = a.reserved_bytes();
+    let back = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(a.reserved_bytes(), reserved, "the returned segment serves it");
+    for p in [other, back] {
+        a.free(p).unwrap();
+    }
+    a.empty_cache().unwrap();
     assert_eq!(a.reserved_bytes(), 0);
 }

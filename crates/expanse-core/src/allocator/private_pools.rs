@@ -15,7 +15,10 @@
 //! pool takes a use, each [`DeviceAllocator::release_pool`] gives one back.
 //! At zero the pool is released: its wholly free segments go to the shared
 //! cache at once (free blocks of the shared pools, reusable by anyone
-//! without a driver call), the others when their last block is freed.
+//! without a driver call), the others when their last block is freed. A
+//! released pool that still holds live blocks keeps its id: a new `begin`
+//! revives it, and its remaining segments are private again (PyTorch's
+//! `torch.compile` warm-up begins, ends and releases its pool each time).
 //!
 //! While any pool is being allocated to (a capture is under way), `malloc`
 //! does not poll stream events: querying events is not allowed during a
@@ -155,13 +158,14 @@ impl DeviceAllocator {
     pub fn release_pool(&mut self, pool: PoolId) -> Result<(), AllocError> {
         let slot = self.pool_slot(pool, "release_pool")?;
         let p = self.private.get_mut(slot);
+        if p.use_count == 0 {
+            return Err(AllocError::Misuse { message: format!("release_pool: pool {pool:?} was already released") });
+        }
         p.use_count -= 1;
         if p.use_count > 0 {
             return Ok(());
         }
         self.private.routes.retain(|&(_, s)| s != slot);
-        self.private.by_id.remove(&pool);
-        self.private.get_mut(slot).id = None;
         let free: Vec<BlockId> =
             self.private.get(slot).pools.iter().flat_map(|p| p.free.iter().map(|k| k.block)).collect();
         for id in free {
@@ -193,7 +197,7 @@ impl DeviceAllocator {
     pub(super) fn insert_private(&mut self, id: BlockId) {
         let b = self.blocks.get_mut(id);
         let slot = b.private;
-        let released = self.private.get(slot).id.is_none();
+        let released = self.private.get(slot).use_count == 0;
         if released && !b.is_split() {
             b.private = 0;
             self.pools[b.pool as usize].insert(id, b);
@@ -220,8 +224,11 @@ impl DeviceAllocator {
     }
 
     fn drop_pool_if_empty(&mut self, slot: u32) {
-        let p = self.private.get(slot);
-        if p.id.is_none() && p.segments == 0 {
+        let Some(p) = self.private.slots[slot as usize - 1].as_ref() else { return };
+        if p.use_count == 0 && p.segments == 0 {
+            if let Some(id) = p.id {
+                self.private.by_id.remove(&id);
+            }
             self.private.slots[slot as usize - 1] = None;
         }
     }
