@@ -53,14 +53,22 @@ def lib(path=None):
     return _lib
 
 
-def install(path=None):
-    """Make expanse PyTorch's CUDA allocator. Call before any CUDA allocation."""
+def install(path=None, extension=True):
+    """Make expanse PyTorch's CUDA allocator. Call before any CUDA allocation.
+
+    Also makes the rest of torch.cuda's memory API work (see
+    python/expanse_compat.py): with `extension` (and a C++ compiler) every
+    hook PyTorch has, CUDA graphs included; else ctypes only. Returns the
+    mode: 'extension' or 'ctypes'."""
+    import sys
+
     import torch
 
-    l = lib(path)
-    alloc = torch.cuda.memory.CUDAPluggableAllocator(_path, "expanse_alloc", "expanse_free")
-    torch.cuda.memory.change_current_allocator(alloc)
-    return alloc
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+    import expanse_compat
+
+    return expanse_compat.install(torch, lib(path), _path, extension)
 
 
 def last_error():

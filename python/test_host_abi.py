@@ -114,5 +114,63 @@ def peak_reset_and_fraction():
     ex.empty_cache()
 
 
+# --- issue 11: private pools (CUDA graphs) and the stats routing helpers ---
+import expanse_compat  # noqa: E402
+
+expanse_compat.declare_pools(l)
+
+
+@test
+def private_pool_isolation_and_release():
+    ex.empty_cache()
+    base = ex.memory_stats()["reserved_bytes.all.current"]
+    assert l.expanse_begin_allocate_to_pool(0, 7, 0) == 0, ex.last_error()
+    g = l.expanse_alloc_in_pool(4 << 20, 0, None, 7, 0)
+    assert g, ex.last_error()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == base + (20 << 20), "one private 20 MiB segment"
+    l.expanse_free(g, 0, 0, None)
+    assert l.expanse_end_allocate_to_pool(0, 7, 0) == 0
+    p = l.expanse_alloc(4 << 20, 0, None)
+    assert p and not (g <= p < g + (20 << 20)), "a live pool's block was handed out"
+    l.expanse_free(p, 0, 0, None)
+    ex.empty_cache()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == base + (20 << 20), "empty_cache kept the pool"
+    assert l.expanse_release_pool(0, 7, 0) == 0
+    ex.empty_cache()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == base, "released pool returned"
+    assert l.expanse_release_pool(0, 7, 0) == -1 and "unknown private pool" in ex.last_error()
+    assert not l.expanse_alloc_in_pool(1 << 20, 0, None, 7, 0)
+
+
+@test
+def stream_routed_pool():
+    assert l.expanse_begin_allocate_stream_to_pool(0, 8, 1, None) == 0, ex.last_error()
+    g = l.expanse_alloc(1 << 20, 0, None)
+    assert l.expanse_end_allocate_to_pool(0, 8, 1) == 0
+    p = l.expanse_alloc(1 << 20, 0, None)
+    assert g and p and p != g
+    l.expanse_free(g, 0, 0, None)
+    l.expanse_free(p, 0, 0, None)
+    assert l.expanse_release_pool(0, 8, 1) == 0
+    ex.empty_cache()
+
+
+@test
+def nested_stats_match_pytorch_shape():
+    flat = ex.memory_stats()
+    nested = expanse_compat.nest(flat)
+    assert nested["allocated_bytes"]["all"]["peak"] == flat["allocated_bytes.all.peak"]
+    assert nested["num_ooms"] == flat["num_ooms"]
+    # memory_stats() in torch/cuda/memory.py flattens with "." joins.
+    def flatten(prefix, obj, out):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                flatten(f"{prefix}.{k}" if prefix else k, v, out)
+        else:
+            out[prefix] = obj
+        return out
+    assert flatten("", nested, {}) == flat
+
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

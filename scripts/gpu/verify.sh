@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 single() {
   echo "== 1. conformance suite and allocator tests on CUDA"
   # The GPU tests are #[ignore]d (they show as ignored without a GPU):
-  # --include-ignored runs them. Look for "test result: ok. 4 passed" and "five-stream replay ...: ok".
+  # --include-ignored runs them. Look for "test result: ok. 5 passed" and "five-stream replay ...: ok".
   EXPANSE_CUDA_TESTS=1 .device-bin/gpu-tests --include-ignored --test-threads=1 --nocapture 2>&1 | tee "$OUT/1-tests.txt"
   echo "== 2. replay on the CUDA backend"
   for t in gpt2_train resnet_train; do

@@ -72,6 +72,31 @@ const char *expanse_last_error(void);
 /* Forget this thread's last error message. */
 void expanse_clear_last_error(void);
 
+/* Private pools (CUDA graphs), as PyTorch's beginAllocateToPool /
+ * endAllocateToPool / releasePool; a pool is named by MempoolId_t's two
+ * integers. Allocations of a pool come from segments of its own, never
+ * handed to anyone else while the pool lives; at the last release its
+ * memory returns to the shared cache. Each begin takes one use of the
+ * pool (created at its first), each release gives one back. Functions
+ * returning int give 0, or -1 and the last error. */
+
+/* Begin allocating to pool (id0, id1); the caller names the pool at each
+ * expanse_alloc_in_pool (PyTorch's stream filter decides which). */
+int expanse_begin_allocate_to_pool(int device, unsigned long long id0, unsigned long long id1);
+
+/* Begin allocating every expanse_alloc on stream from pool (id0, id1). */
+int expanse_begin_allocate_stream_to_pool(int device, unsigned long long id0, unsigned long long id1, void *stream);
+
+/* size bytes from pool (id0, id1), which is being allocated to; NULL on
+ * failure. Freed with expanse_free. */
+void *expanse_alloc_in_pool(size_t size, int device, void *stream, unsigned long long id0, unsigned long long id1);
+
+/* Stop allocating to pool (id0, id1); its memory stays private. */
+int expanse_end_allocate_to_pool(int device, unsigned long long id0, unsigned long long id1);
+
+/* Give back one use of pool (id0, id1). */
+int expanse_release_pool(int device, unsigned long long id0, unsigned long long id1);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,8 @@
 //! every error into a return value plus a thread-local message
 //! ([`expanse_last_error`]); nothing unwinds across the ABI.
 
+mod pools;
+
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -65,6 +65,9 @@ pub struct Block {
     /// it was last used on). Reuse on another stream, or unmapping, must
     /// first be ordered after them.
     pub last_use: StreamSet,
+    /// The private pool (CUDA graph) the block's segment belongs to, by
+    /// slot; 0: the shared pools.
+    pub private: u32,
 }
 
 impl Block {
@@ -85,6 +88,7 @@ impl Block {
             stream_uses: Vec::new(),
             gc_base: 0,
             last_use: StreamSet::default(),
+            private: 0,
         }
     }
 

@@ -27,7 +27,7 @@ mod pool;
 pub mod size_class;
 pub mod stats;
 
-pub use allocator::{DeviceAllocator, OomInfo, OomObserver};
+pub use allocator::{DeviceAllocator, OomInfo, OomObserver, PoolId};
 pub use block::PoolKind;
 pub use caching::CachingAllocator;
 pub use config::{Config, ConfigError};

@@ -39,11 +39,17 @@ impl Context {
         Ok(Arc::new(Context { driver, dev, raw, errors: Mutex::new(Vec::new()) }))
     }
 
-    /// Make the context current on this thread; returns the driver to call.
-    pub fn enter(&self) -> Result<&Driver> {
-        // SAFETY: `raw` stays retained until `Drop`.
-        unsafe { result::set_current(&self.driver, self.raw)? };
-        Ok(&self.driver)
+    /// Make the context current on this thread until the returned guard
+    /// drops, which makes the caller's context current again: expanse
+    /// never leaves another device's context current behind it (the
+    /// runtime, NCCL and PyTorch read the current device from it).
+    pub fn enter(&self) -> Result<Current<'_>> {
+        let prev = result::get_current(&self.driver)?;
+        if prev != self.raw {
+            // SAFETY: `raw` stays retained until `Drop`.
+            unsafe { result::set_current(&self.driver, self.raw)? };
+        }
+        Ok(Current { ctx: self, prev })
     }
 
     /// The driver, without making the context current (for calls that do
@@ -86,6 +92,36 @@ impl Drop for Context {
     }
 }
 
+/// This thread's context made current by [`Context::enter`]; derefs to the
+/// driver. Dropping it makes the context that was current before current
+/// again (a failure is recorded on the context, never a panic).
+pub struct Current<'a> {
+    ctx: &'a Context,
+    prev: CUcontext,
+}
+
+impl std::ops::Deref for Current<'_> {
+    type Target = Driver;
+
+    fn deref(&self) -> &Driver {
+        &self.ctx.driver
+    }
+}
+
+impl Drop for Current<'_> {
+    fn drop(&mut self) {
+        if self.prev == self.ctx.raw {
+            return;
+        }
+        // SAFETY: `prev` was current on this thread when `enter` ran, so the
+        // caller holds it (or it is null, which unbinds the thread); the
+        // driver accepts making it current again.
+        if let Err(e) = unsafe { result::set_current(&self.ctx.driver, self.prev) } {
+            self.ctx.record_error(e);
+        }
+    }
+}
+
 /// A stream of one context: the legacy default stream, one we created
 /// (destroyed on drop) or one the caller lent us (never destroyed).
 pub struct Stream {
@@ -111,7 +147,7 @@ impl Stream {
 
     /// A new non-blocking stream, destroyed on drop.
     pub fn create(ctx: &Arc<Context>) -> Result<Stream> {
-        let raw = result::stream_create(ctx.enter()?)?;
+        let raw = result::stream_create(&*ctx.enter()?)?;
         Ok(Stream { ctx: Arc::clone(ctx), raw, owned: true })
     }
 
@@ -133,14 +169,14 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: `self.raw` is null or live while `self` is (created here,
         // or guaranteed by `borrowed`'s caller), and of this context.
-        unsafe { result::stream_synchronize(self.ctx.enter()?, self.raw) }
+        unsafe { result::stream_synchronize(&*self.ctx.enter()?, self.raw) }
     }
 
     /// Order the stream's later work after `event` (no host wait).
     pub fn wait(&self, event: &Event) -> Result<()> {
         // SAFETY: both handles are live while their owners are; the event
         // belongs to the same context (devices keep one context each).
-        unsafe { result::stream_wait_event(self.ctx.enter()?, self.raw, event.raw) }
+        unsafe { result::stream_wait_event(&*self.ctx.enter()?, self.raw, event.raw) }
     }
 
     /// Destroy an owned stream now, returning the driver's verdict (drop
@@ -156,7 +192,7 @@ impl Stream {
         self.owned = false;
         // SAFETY: we created the stream, it is live and no other value owns
         // it; `owned` is cleared first so it is destroyed once.
-        unsafe { result::stream_destroy(self.ctx.enter()?, self.raw) }
+        unsafe { result::stream_destroy(&*self.ctx.enter()?, self.raw) }
     }
 }
 
@@ -184,17 +220,17 @@ impl Event {
     /// A new event recording the work queued on `stream` so far.
     pub fn record(stream: &Stream) -> Result<Event> {
         let d = stream.ctx.enter()?;
-        let event = Event { ctx: Arc::clone(&stream.ctx), raw: result::event_create(d)? };
+        let event = Event { ctx: Arc::clone(&stream.ctx), raw: result::event_create(&d)? };
         // SAFETY: the event was just created in this context and the stream
         // is live while `stream` is.
-        unsafe { result::event_record(d, event.raw, stream.raw)? };
+        unsafe { result::event_record(&d, event.raw, stream.raw)? };
         Ok(event)
     }
 
     /// Whether the recorded work completed.
     pub fn query(&self) -> Result<bool> {
         // SAFETY: the event is live while `self` is.
-        unsafe { result::event_query(self.ctx.enter()?, self.raw) }
+        unsafe { result::event_query(&*self.ctx.enter()?, self.raw) }
     }
 }
 
@@ -202,7 +238,7 @@ impl Drop for Event {
     fn drop(&mut self) {
         let r = self.ctx.enter().and_then(|d| {
             // SAFETY: we own the live event and give it up once, here.
-            unsafe { result::event_destroy(d, self.raw) }
+            unsafe { result::event_destroy(&d, self.raw) }
         });
         if let Err(e) = r {
             self.ctx.record_error(e);

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
-use crate::handles::{Context, Event, Stream};
+use crate::handles::{Context, Current, Event, Stream};
 use crate::sys::{CUstream, Driver, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED};
 
 /// Load the driver, initialise it and open every GPU. A machine without
@@ -87,10 +87,13 @@ impl CudaDevice {
         result::init(&driver)?;
         let dev = result::device(&driver, ordinal)?;
         let ctx = Context::retain_primary(driver, dev)?;
-        let d = ctx.enter()?;
-        let total = result::total_mem(d, dev)?;
-        let vmm = result::attribute(d, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0;
-        let granularity = if vmm { result::granularity(d, &result::device_prop(ordinal))? } else { 2 << 20 };
+        let (total, vmm, granularity) = {
+            let d = ctx.enter()?;
+            let total = result::total_mem(&d, dev)?;
+            let vmm = result::attribute(&d, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0;
+            let granularity = if vmm { result::granularity(&d, &result::device_prop(ordinal))? } else { 2 << 20 };
+            (total, vmm, granularity)
+        };
         let state = State { ledger: Ledger::new(granularity), next_event: 1, ..State::default() };
         Ok(CudaDevice {
             default_stream: Stream::legacy_default(&ctx),
@@ -103,7 +106,7 @@ impl CudaDevice {
         })
     }
 
-    fn current(&self) -> Result<&Driver> {
+    fn current(&self) -> Result<Current<'_>> {
         self.ctx.enter()
     }
 
@@ -111,7 +114,7 @@ impl CudaDevice {
     /// driver level (`cuCtxEnablePeerAccess`). VMM mappings additionally
     /// need access entries per peer, which the allocator sets.
     pub fn enable_peer_access(&self, peer: &CudaDevice) -> Result<()> {
-        let d = self.current()?;
+        let d = &*self.current()?;
         // SAFETY: `peer` keeps its primary context retained while it lives.
         unsafe { result::enable_peer_access(d, peer.ctx.raw()) }
     }
@@ -187,7 +190,7 @@ impl Device for CudaDevice {
     }
 
     fn free_memory(&self) -> u64 {
-        self.current().and_then(result::mem_info).map(|(free, _)| free).unwrap_or(0)
+        self.current().and_then(|d| result::mem_info(&d)).map(|(free, _)| free).unwrap_or(0)
     }
 
     fn granularity(&self) -> u64 {
@@ -199,27 +202,27 @@ impl Device for CudaDevice {
     }
 
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
-        self.lock().ledger.reserve(size, |size| result::address_reserve(self.current()?, size, self.granularity))
+        self.lock().ledger.reserve(size, |size| result::address_reserve(&*self.current()?, size, self.granularity))
     }
 
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         self.lock().ledger.release_reservation(base, size, || {
             // SAFETY: the ledger checked that this is our reservation with
             // nothing mapped in it.
-            unsafe { result::address_free(self.current()?, base, size) }
+            unsafe { result::address_free(&*self.current()?, base, size) }
         })
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {
         self.lock().ledger.create_page(size, |size| {
-            result::mem_create(self.current()?, size, &result::device_prop(self.ordinal as i32))
+            result::mem_create(&*self.current()?, size, &result::device_prop(self.ordinal as i32))
         })
     }
 
     fn release_page(&self, page: PageHandle) -> Result<()> {
         self.lock().ledger.release_page(page, |_| {
             // SAFETY: the ledger checked that the page is ours and unmapped.
-            unsafe { result::mem_release(self.current()?, page.0) }
+            unsafe { result::mem_release(&*self.current()?, page.0) }
         })?;
         Ok(())
     }
@@ -229,7 +232,7 @@ impl Device for CudaDevice {
             // SAFETY: the ledger checked that the page is ours, unmapped and
             // of `size` bytes, and that the range is unmapped inside one of
             // our reservations.
-            unsafe { result::mem_map(self.current()?, addr, size, page.0) }
+            unsafe { result::mem_map(&*self.current()?, addr, size, page.0) }
         })
     }
 
@@ -237,7 +240,7 @@ impl Device for CudaDevice {
         self.lock().ledger.unmap(addr, size, |_| {
             // SAFETY: the ledger checked that the range is whole pages we
             // mapped; the allocator unmaps only memory it no longer hands out.
-            unsafe { result::mem_unmap(self.current()?, addr, size) }
+            unsafe { result::mem_unmap(&*self.current()?, addr, size) }
         })
     }
 
@@ -245,18 +248,18 @@ impl Device for CudaDevice {
         let for_us = devices.contains(&self.ordinal);
         self.lock()
             .ledger
-            .set_access(addr, size, for_us, |_| result::mem_set_access(self.current()?, addr, size, devices))
+            .set_access(addr, size, for_us, |_| result::mem_set_access(&*self.current()?, addr, size, devices))
     }
 
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
-        self.lock().ledger.malloc(size, |size| result::mem_alloc(self.current()?, size))
+        self.lock().ledger.malloc(size, |size| result::mem_alloc(&*self.current()?, size))
     }
 
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         self.lock().ledger.free(ptr, |_| {
             // SAFETY: the ledger checked that `ptr` came from our malloc and
             // was not freed since.
-            unsafe { result::mem_free(self.current()?, ptr) }
+            unsafe { result::mem_free(&*self.current()?, ptr) }
         })?;
         Ok(())
     }
@@ -320,21 +323,21 @@ impl Device for CudaDevice {
     }
 
     fn synchronize(&self) -> Result<()> {
-        result::ctx_synchronize(self.current()?)
+        result::ctx_synchronize(&*self.current()?)
     }
 
     fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
         self.lock().ledger.access("write", dst, src.len() as u64, || {
             // SAFETY: the ledger checked that the whole range is memory of
             // this device mapped with access or malloc'd, and ours.
-            unsafe { result::memcpy_htod(self.current()?, dst, src) }
+            unsafe { result::memcpy_htod(&*self.current()?, dst, src) }
         })
     }
 
     fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
         self.lock().ledger.access("read", src, dst.len() as u64, || {
             // SAFETY: as in `write`.
-            unsafe { result::memcpy_dtoh(self.current()?, dst, src) }
+            unsafe { result::memcpy_dtoh(&*self.current()?, dst, src) }
         })
     }
 
@@ -343,7 +346,7 @@ impl Device for CudaDevice {
             return true;
         }
         let Ok(d) = self.current() else { return false };
-        result::device(d, peer as i32).and_then(|p| result::can_access_peer(d, self.ctx.device(), p)).unwrap_or(false)
+        result::device(&d, peer as i32).and_then(|p| result::can_access_peer(&d, self.ctx.device(), p)).unwrap_or(false)
     }
 }
 

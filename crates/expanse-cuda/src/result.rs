@@ -104,6 +104,14 @@ pub unsafe fn set_current(d: &Driver, ctx: CUcontext) -> Result<()> {
     check("cuCtxSetCurrent", unsafe { (d.ctx_set_current)(ctx) })
 }
 
+/// The context current on this thread (null when none).
+pub fn get_current(d: &Driver) -> Result<CUcontext> {
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check("cuCtxGetCurrent", unsafe { (d.ctx_get_current)(&mut ctx) })?;
+    Ok(ctx)
+}
+
 /// Let the current context access `peer`'s memory (already enabled is fine).
 ///
 /// # Safety

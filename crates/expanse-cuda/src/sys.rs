@@ -119,6 +119,7 @@ driver_api! {
     primary_ctx_retain = "cuDevicePrimaryCtxRetain": fn(*mut CUcontext, CUdevice);
     primary_ctx_release = "cuDevicePrimaryCtxRelease_v2": fn(CUdevice);
     ctx_set_current = "cuCtxSetCurrent": fn(CUcontext);
+    ctx_get_current = "cuCtxGetCurrent": fn(*mut CUcontext);
     ctx_synchronize = "cuCtxSynchronize": fn();
     ctx_enable_peer_access = "cuCtxEnablePeerAccess": fn(CUcontext, c_uint);
     mem_get_info = "cuMemGetInfo_v2": fn(*mut usize, *mut usize);

@@ -122,3 +122,41 @@ fn five_stream_trace_replays_on_real_streams() {
         println!("five-stream replay, {conf}: ok");
     }
 }
+
+/// Issue 11: NCCL saw two ranks on one GPU because expanse's start-up left
+/// the last device's context current. Every device is opened and used on a
+/// thread whose current context is device 0's primary context (as after
+/// `torch.cuda.set_device(0)`); afterwards that context must still be
+/// current, and on a thread with none, none.
+#[test]
+#[ignore = "needs a GPU: EXPANSE_CUDA_TESTS=1 and --include-ignored"]
+fn opening_and_using_devices_keeps_the_callers_context() {
+    gpu();
+    std::thread::spawn(|| {
+        let driver = expanse_cuda::sys::Driver::load().expect("driver");
+        expanse_cuda::result::init(&driver).expect("cuInit");
+        assert!(expanse_cuda::result::get_current(&driver).expect("get").is_null(), "fresh thread has no context");
+        let devs = expanse_cuda::open_all().expect("devices");
+        let last = devs.last().expect("a device");
+        let a = DeviceAllocator::new(Arc::clone(last) as Arc<dyn Device>, Config::default());
+        drop(a);
+        assert!(expanse_cuda::result::get_current(&driver).expect("get").is_null(), "open/use left a context current");
+        let dev0 = expanse_cuda::result::device(&driver, 0).expect("device 0");
+        let ctx0 = expanse_cuda::result::primary_ctx_retain(&driver, dev0).expect("retain");
+        // SAFETY: retained just above and released below.
+        unsafe { expanse_cuda::result::set_current(&driver, ctx0) }.expect("set");
+        let mut a = DeviceAllocator::new(Arc::clone(last) as Arc<dyn Device>, Config::default());
+        let p = a.malloc(3 << 20, StreamId::DEFAULT).expect("malloc");
+        a.free(p).expect("free");
+        a.empty_cache().expect("empty_cache");
+        drop(a);
+        assert_eq!(expanse_cuda::result::get_current(&driver).expect("get"), ctx0, "device 0 must stay current");
+        // SAFETY: unbind, then give up the retain taken above.
+        unsafe {
+            expanse_cuda::result::set_current(&driver, std::ptr::null_mut()).expect("unset");
+            expanse_cuda::result::primary_ctx_release(&driver, dev0).expect("release");
+        }
+    })
+    .join()
+    .expect("thread");
+}

@@ -62,7 +62,7 @@ impl DeviceAllocator {
     /// A free mapped block is in the free set, an unmapped one in the
     /// unmapped set, an allocated one in the active map; nothing else.
     fn check_pool_membership(&self, id: BlockId, b: &Block, tally: &mut Tally) -> Result<(), String> {
-        let pool = &self.pools[b.pool as usize];
+        let pool = self.pool_of_block(b);
         let in_free = pool.free.contains(&Pool::free_key(id, b));
         let in_unmapped = pool.unmapped.contains(&Pool::unmapped_key(id, b));
         let should_free = b.mapped && !b.allocated && b.event_count == 0;
@@ -122,8 +122,9 @@ impl DeviceAllocator {
     /// Pool sets, segments, reserved bytes and statistics agree with the
     /// blocks.
     fn check_totals(&self, tally: &Tally) -> Result<(), String> {
-        let set_sizes: usize = self.pools.iter().map(|p| p.free.len()).sum();
-        let unmapped_sizes: usize = self.pools.iter().map(|p| p.unmapped.len()).sum();
+        let all_pools = || self.pools.iter().chain(self.private.all_pools());
+        let set_sizes: usize = all_pools().map(|p| p.free.len()).sum();
+        let unmapped_sizes: usize = all_pools().map(|p| p.unmapped.len()).sum();
         if set_sizes != tally.free || unmapped_sizes != tally.unmapped {
             return Err(format!(
                 "pool sets hold stale entries ({set_sizes} free vs {} blocks, {unmapped_sizes} unmapped vs {})",

@@ -24,6 +24,7 @@ mod growth;
 mod invariants;
 mod moving;
 mod oom;
+mod private_pools;
 mod release;
 mod search;
 mod streams;
@@ -44,6 +45,7 @@ use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
 use crate::stats::DeviceStats;
 
 pub use oom::{OomInfo, OomObserver};
+pub use private_pools::PoolId;
 
 /// Hash of a block address for the active map: addresses are multiples of
 /// 512, so the low bits carry nothing; a multiplicative mix of the rest is
@@ -117,6 +119,8 @@ pub struct DeviceAllocator {
     /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
     /// never reset.
     high_water: [u64; 2],
+    /// Private pools (CUDA graphs) and the streams allocating to them.
+    private: private_pools::PrivatePools,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -157,6 +161,7 @@ impl DeviceAllocator {
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
             high_water: [0; 2],
+            private: private_pools::PrivatePools::default(),
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -233,7 +238,13 @@ impl DeviceAllocator {
             self.stats.num_ooms += 1;
             return Err(AllocError::TooLarge { requested: orig_size });
         }
-        self.process_events()?;
+        if self.private.capturing() {
+            if let Some(slot) = self.private.route(stream) {
+                return self.malloc_private(orig_size, stream, slot);
+            }
+        } else {
+            self.process_events()?;
+        }
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };

@@ -71,6 +71,7 @@ impl DeviceAllocator {
         let b = self.blocks.get(id);
         let mut f = Block::new(b.addr, size, b.stream, b.pool, b.segment);
         f.mapped = b.mapped;
+        f.private = b.private;
         f.last_use = b.last_use.clone();
         f.prev = b.prev;
         f.next = Some(id);
@@ -92,6 +93,7 @@ impl DeviceAllocator {
         let b = self.blocks.get(id);
         let mut f = Block::new(at, b.end() - at, b.stream, b.pool, b.segment);
         f.mapped = b.mapped;
+        f.private = b.private;
         f.last_use = b.last_use.clone();
         f.prev = Some(id);
         f.next = b.next;
@@ -176,11 +178,17 @@ impl DeviceAllocator {
 
     pub(super) fn insert_into_pool(&mut self, id: BlockId) {
         let b = self.blocks.get_mut(id);
+        if b.private != 0 {
+            return self.insert_private(id);
+        }
         self.pools[b.pool as usize].insert(id, b);
     }
 
     pub(super) fn remove_from_pool(&mut self, id: BlockId) -> bool {
         let b = self.blocks.get(id);
+        if b.private != 0 {
+            return self.remove_private(id);
+        }
         self.pools[b.pool as usize].remove(id, b)
     }
 }

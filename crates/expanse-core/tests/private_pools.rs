@@ -1,0 +1,216 @@
+//! Private pools (CUDA graph memory) on the host backend: allocations made
+//! while a stream allocates to a pool are isolated from everyone else's,
+//! the pool's freed blocks are reused only by the pool while it lives, and
+//! releasing the pool returns its memory to the shared cache. Invariants
+//! are checked after every step. The expected figures come from PyTorch's
+//! rules, not from the code: a 4 MiB request gets a new 20 MiB classic
+//! segment (`kLargeBuffer`), a 100 KiB one a 2 MiB segment (`kSmallBuffer`).
+
+use std::sync::Arc;
+
+use expanse_core::{AllocError, Config, DeviceAllocator, PoolId, StreamId};
+use expanse_device::Device;
+
+const MIB: u64 = 1 << 20;
+const S0: StreamId = StreamId(0);
+const S1: StreamId = StreamId(1);
+const GRAPH: PoolId = PoolId(1, 0);
+
+fn allocator(conf: &str) -> DeviceAllocator {
+    let host = Arc::new(expanse_host::HostDevice::with_capacity(1 << 30, 2 * MIB).unwrap());
+    DeviceAllocator::new(host as Arc<dyn Device>, Config::parse(conf).unwrap())
+}
+
+/// Every mode: expanse's default, classic segments, PyTorch's expandable.
+const MODES: [&str; 3] = ["", "expandable_segments:False", "expandable_segments:True,pytorch_compat:True"];
+
+fn ok(a: &DeviceAllocator) {
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn capture_time_allocations_come_from_new_private_segments() {
+    for conf in MODES {
+        let mut a = allocator(conf);
+        // A cached 4 MiB block of S1 in the shared pool: outside a capture
+        // it would be reused.
+        let shared = a.malloc(4 * MIB, S1).unwrap();
+        a.free(shared).unwrap();
+        ok(&a);
+        let before = a.reserved_bytes();
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        let g = a.malloc(4 * MIB, S1).unwrap();
+        ok(&a);
+        assert_ne!(g, shared, "{conf}: a capture allocation reused a shared block");
+        assert_eq!(a.reserved_bytes(), before + 20 * MIB, "{conf}: one new 20 MiB private segment");
+        let small = a.malloc(100 << 10, S1).unwrap();
+        assert_eq!(a.reserved_bytes(), before + 22 * MIB, "{conf}: one new 2 MiB private segment");
+        // Another stream, not routed, still uses the shared cache.
+        let other = a.malloc(4 * MIB, S0).unwrap();
+        assert!(!(g..g + 20 * MIB).contains(&other), "{conf}: S0 got private memory");
+        ok(&a);
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        // After the capture, S1 is served from the shared memory again (its
+        // cached block, or the one S0 lent it, in expanse's mode), never
+        // from the graph's.
+        let after = a.malloc(4 * MIB, S1).unwrap();
+        assert!(!(g..g + 20 * MIB).contains(&after), "{conf}: S1 got private memory after the capture");
+        assert_ne!(after, other);
+        for p in [g, small, other, after] {
+            a.free(p).unwrap();
+            ok(&a);
+        }
+    }
+}
+
+#[test]
+fn freed_blocks_of_a_live_pool_are_reused_only_by_the_pool() {
+    for conf in MODES {
+        let mut a = allocator(conf);
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        let g = a.malloc(4 * MIB, S1).unwrap();
+        a.free(g).unwrap();
+        ok(&a);
+        // Within the capture, the pool reuses its own freed block.
+        let again = a.malloc(4 * MIB, S1).unwrap();
+        assert_eq!(again, g, "{conf}: the pool reuses its block");
+        a.free(again).unwrap();
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        ok(&a);
+        let reserved = a.reserved_bytes();
+        // Nobody else gets it: neither stream, any size, nor after empty_cache.
+        let mut live = Vec::new();
+        for (size, s) in [(4 * MIB, S1), (4 * MIB, S0), (MIB + 512, S1), (16 * MIB, S0)] {
+            let p = a.malloc(size, s).unwrap();
+            assert!(!(g..g + 20 * MIB).contains(&p), "{conf}: {size} B on {s:?} got the graph's memory");
+            live.push(p);
+            ok(&a);
+        }
+        for p in live {
+            a.free(p).unwrap();
+        }
+        a.empty_cache().unwrap();
+        ok(&a);
+        assert_eq!(a.reserved_bytes(), 20 * MIB, "{conf}: empty_cache kept exactly the graph's segment");
+        assert!(reserved >= 20 * MIB);
+        // A second capture into the same pool reuses the pool's memory.
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        let replay = a.malloc(4 * MIB, S1).unwrap();
+        assert_eq!(replay, g, "{conf}: the pool's own capture reuses its block");
+        a.free(replay).unwrap();
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        ok(&a);
+    }
+}
+
+#[test]
+fn releasing_the_pool_returns_its_memory_to_the_cache() {
+    for conf in MODES {
+        let mut a = allocator(conf);
+        // Two uses (two captures sharing the pool), as in PyTorch.
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        let g = a.malloc(4 * MIB, S1).unwrap();
+        let kept = a.malloc(100 << 10, S1).unwrap();
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        a.free(g).unwrap();
+        ok(&a);
+        a.release_pool(GRAPH).unwrap();
+        let shared = a.malloc(4 * MIB, S1).unwrap();
+        assert_ne!(shared, g, "{conf}: one use left, still private");
+        a.free(shared).unwrap();
+        a.empty_cache().unwrap();
+        a.release_pool(GRAPH).unwrap();
+        ok(&a);
+        let reserved = a.reserved_bytes();
+        // The free 20 MiB segment is now the shared cache's: S1 reuses it
+        // with no new device memory.
+        let p = a.malloc(4 * MIB, S1).unwrap();
+        assert_eq!(p, g, "{conf}: the released segment serves S1");
+        assert_eq!(a.reserved_bytes(), reserved, "{conf}: no new memory");
+        ok(&a);
+        a.free(p).unwrap();
+        // The segment with a live block joins the cache when it is freed.
+        assert_eq!(a.private_pool_count(), 1, "{conf}: kept block holds its segment");
+        assert!(matches!(a.release_pool(GRAPH), Err(AllocError::Misuse { .. })), "{conf}: double release");
+        a.free(kept).unwrap();
+        ok(&a);
+        assert_eq!(a.private_pool_count(), 0, "{conf}: pool gone");
+        a.empty_cache().unwrap();
+        ok(&a);
+        assert_eq!(a.reserved_bytes(), 0, "{conf}: everything returned to the device");
+    }
+}
+
+#[test]
+fn pool_misuse_is_an_error_not_a_panic() {
+    let mut a = allocator("");
+    assert!(matches!(a.release_pool(GRAPH), Err(AllocError::Misuse { .. })));
+    assert!(matches!(a.end_allocate_to_pool(GRAPH), Err(AllocError::Misuse { .. })));
+    a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+    let e = a.begin_allocate_to_pool(PoolId(2, 0), S1).unwrap_err();
+    assert!(e.to_string().contains("already allocates to pool"), "{e}");
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.release_pool(GRAPH).unwrap();
+    assert!(matches!(a.release_pool(GRAPH), Err(AllocError::Misuse { .. })));
+    ok(&a);
+}
+
+/// PyTorch's hook names the pool at each allocation (its stream filter is
+/// evaluated by the caller): the same isolation holds.
+#[test]
+fn pool_named_per_allocation_is_isolated_too() {
+    let mut a = allocator("");
+    assert!(matches!(a.malloc_in_pool(MIB, S1, GRAPH), Err(AllocError::Misuse { .. })));
+    a.begin_allocate_to_pool_by_name(GRAPH).unwrap();
+    let g = a.malloc_in_pool(4 * MIB, S1, GRAPH).unwrap();
+    assert_eq!(a.reserved_bytes(), 20 * MIB, "a new classic 20 MiB segment");
+    let plain = a.malloc(4 * MIB, S1).unwrap();
+    assert!(!(g..g + 20 * MIB).contains(&plain), "an unnamed allocation got the graph's memory");
+    a.free(g).unwrap();
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    assert!(matches!(a.malloc_in_pool(MIB, S1, GRAPH), Err(AllocError::Misuse { .. })));
+    let other = a.malloc(4 * MIB, S0).unwrap();
+    assert!(!(g..g + 20 * MIB).contains(&other));
+    ok(&a);
+    a.release_pool(GRAPH).unwrap();
+    for p in [plain, other] {
+        a.free(p).unwrap();
+    }
+    a.empty_cache().unwrap();
+    ok(&a);
+    assert_eq!(a.reserved_bytes(), 0);
+}
+
+/// `torch.compile`'s warm-up begins, ends and releases its pool each time,
+/// with tensors still alive: a new begin revives the pool, whose live
+/// segment is private again.
+#[test]
+fn a_released_pool_with_live_blocks_is_revived_by_its_next_begin() {
+    let mut a = allocator("expandable_segments:False");
+    a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+    let live = a.malloc(4 * MIB, S1).unwrap();
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.release_pool(GRAPH).unwrap();
+    a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+    let second = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(second, live + 4 * MIB, "the revived pool splits its own live segment");
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.free(live).unwrap();
+    let other = a.malloc(4 * MIB, S1).unwrap();
+    assert!(!(live..live + 20 * MIB).contains(&other), "a live pool's freed block went to a shared allocation");
+    ok(&a);
+    a.release_pool(GRAPH).unwrap();
+    a.free(second).unwrap();
+    ok(&a);
+    assert_eq!(a.private_pool_count(), 0);
+    let reserved = a.reserved_bytes();
+    let back = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(a.reserved_bytes(), reserved, "the returned segment serves it");
+    for p in [other, back] {
+        a.free(p).unwrap();
+    }
+    a.empty_cache().unwrap();
+    assert_eq!(a.reserved_bytes(), 0);
+}

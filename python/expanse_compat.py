@@ -1,0 +1,204 @@
+"""torch.cuda's memory API on expanse (issue 11): what install() adds.
+
+PyTorch's pluggable allocator forwards only alloc and free from Python.
+install() makes the rest of torch.cuda's memory API work on expanse:
+
+- With a C++ compiler (the default): python/expanse_ext.cpp is built once
+  by torch.utils.cpp_extension (cached under $EXPANSE_EXT_DIR, else
+  ~/.cache/expanse/ext) and sets PyTorch's C++ hooks: empty_cache,
+  set_per_process_memory_fraction, Tensor.record_stream (also from C++,
+  e.g. NCCL), and CUDA graph private pools (torch.cuda.graph,
+  torch.compile(mode="reduce-overhead")).
+- Without one (or EXPANSE_EXTENSION=0): ctypes only. empty_cache, the
+  memory fraction and Python's Tensor.record_stream are routed to expanse
+  here; CUDA graph capture raises a clear error (capturing into shared
+  memory would let replays overwrite other tensors).
+- Either way, statistics are routed in Python: torch._C._cuda_memoryStats,
+  _cuda_resetPeakMemoryStats and _cuda_resetAccumulatedMemoryStats read
+  expanse's own counters (PyTorch's keys), so memory_allocated(),
+  max_memory_allocated(), memory_reserved(), memory_stats(),
+  reset_peak_memory_stats() work. PyTorch's C++ callers of getDeviceStats
+  still get PyTorch's "does not yet support" error.
+- torch.cuda.memory._snapshot and torch.cuda.MemPool raise an error that
+  says what to use instead.
+"""
+
+import ctypes
+import functools
+import json
+import os
+import warnings
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_state = {"mode": None, "extension_error": None}
+
+
+def declare_pools(l):
+    """ctypes signatures of the private-pool C ABI (crates/expanse-capi/src/pools.rs)."""
+    u64 = ctypes.c_ulonglong
+    l.expanse_begin_allocate_to_pool.restype = ctypes.c_int
+    l.expanse_begin_allocate_to_pool.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_begin_allocate_stream_to_pool.restype = ctypes.c_int
+    l.expanse_begin_allocate_stream_to_pool.argtypes = [ctypes.c_int, u64, u64, ctypes.c_void_p]
+    l.expanse_alloc_in_pool.restype = ctypes.c_void_p
+    l.expanse_alloc_in_pool.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p, u64, u64]
+    l.expanse_end_allocate_to_pool.restype = ctypes.c_int
+    l.expanse_end_allocate_to_pool.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_release_pool.restype = ctypes.c_int
+    l.expanse_release_pool.argtypes = [ctypes.c_int, u64, u64]
+    return l
+
+
+def nest(flat):
+    """PyTorch's nested statistics ({'allocated_bytes': {'all': {'peak': ..}}})
+    from expanse's flat keys ('allocated_bytes.all.peak'), as
+    torch._C._cuda_memoryStats returns them; memory_stats() flattens them
+    back."""
+    out = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        d = out
+        for p in parts[:-1]:
+            d = d.setdefault(p, {})
+            if not isinstance(d, dict):
+                break
+        else:
+            d[parts[-1]] = value
+    return out
+
+
+def mode():
+    """'extension', 'ctypes', or None before install()."""
+    return _state["mode"]
+
+
+def extension_error():
+    """Why the C++ extension was not used, or None."""
+    return _state["extension_error"]
+
+
+def build_extension():
+    """Build (once, cached) and import python/expanse_ext.cpp."""
+    from torch.utils import cpp_extension
+
+    build_dir = os.environ.get("EXPANSE_EXT_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "expanse", "ext")
+    os.makedirs(build_dir, exist_ok=True)
+    if cpp_extension.get_cxx_compiler() is None:
+        raise RuntimeError("no C++ compiler found (set CXX, or install g++)")
+    return cpp_extension.load(
+        name="expanse_ext",
+        sources=[os.path.join(_HERE, "expanse_ext.cpp")],
+        build_directory=build_dir,
+        with_cuda=True,
+        extra_ldflags=["-ldl"],
+        verbose=os.environ.get("EXPANSE_EXT_VERBOSE") == "1",
+    )
+
+
+def install(torch, l, path, extension=True):
+    """Make expanse PyTorch's allocator with as much of the API as possible.
+    Returns the mode: 'extension' or 'ctypes'."""
+    declare_pools(l)
+    use_ext = extension and os.environ.get("EXPANSE_EXTENSION", "1") != "0"
+    if use_ext:
+        try:
+            build_extension().install(path)
+            _state["mode"] = "extension"
+        except Exception as e:  # no compiler, no headers, old torch: fall back
+            _state["extension_error"] = f"{type(e).__name__}: {e}"
+            warnings.warn(
+                f"expanse: C++ extension unavailable ({_state['extension_error'][:300]}); using ctypes only: "
+                "CUDA graphs and torch.compile(mode='reduce-overhead') are not supported in this mode",
+                RuntimeWarning,
+            )
+    if _state["mode"] != "extension":
+        alloc = torch.cuda.memory.CUDAPluggableAllocator(path, "expanse_alloc", "expanse_free")
+        torch.cuda.memory.change_current_allocator(alloc)
+        _state["mode"] = "ctypes"
+        _route_ctypes_only(torch, l)
+    _route_stats(torch, l)
+    _route_unsupported(torch)
+    return _state["mode"]
+
+
+def _stats(l, device):
+    size = 16384
+    while True:
+        buf = ctypes.create_string_buffer(size)
+        n = l.expanse_memory_stats_json(device, buf, size)
+        if n == 0:
+            e = l.expanse_last_error()
+            raise RuntimeError(f"expanse memory_stats: {e.decode() if e else 'unknown error'}")
+        if n < size:
+            return json.loads(buf.value.decode())
+        size = n + 1
+
+
+def _device(torch, device):
+    if device is None:
+        return torch.cuda.current_device()
+    return torch.cuda._utils._get_device_index(device, optional=True)
+
+
+def _route_stats(torch, l):
+    C = torch._C
+
+    def memory_stats(device):
+        return nest(_stats(l, _device(torch, device)))
+
+    def reset_peak(device):
+        if l.expanse_reset_peak_stats(_device(torch, device)) != 0:
+            raise RuntimeError(f"expanse reset_peak_stats: {l.expanse_last_error()}")
+
+    def reset_accumulated(device):
+        raise RuntimeError(
+            "expanse: reset_accumulated_memory_stats is not supported; "
+            "compare memory_stats() before and after instead"
+        )
+
+    C._cuda_memoryStats = memory_stats
+    C._cuda_resetPeakMemoryStats = reset_peak
+    C._cuda_resetAccumulatedMemoryStats = reset_accumulated
+
+
+def _route_ctypes_only(torch, l):
+    """Without the extension, PyTorch's C++ hooks are unset: route what has
+    a Python entry point, refuse graph capture clearly."""
+    C = torch._C
+    orig_empty = C._cuda_emptyCache
+
+    @functools.wraps(orig_empty)
+    def empty_cache(*args, **kwargs):
+        l.expanse_empty_cache()
+
+    C._cuda_emptyCache = empty_cache
+
+    def set_fraction(fraction, device):
+        l.expanse_set_memory_fraction(float(fraction), int(device))
+
+    C._cuda_setMemoryFraction = set_fraction
+
+    def record_stream(self, stream):
+        l.expanse_record_stream(ctypes.c_void_p(self.untyped_storage().data_ptr()), ctypes.c_void_p(stream.cuda_stream))
+
+    torch.Tensor.record_stream = record_stream
+
+    def capture_begin(*args, **kwargs):
+        raise RuntimeError(
+            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) needs expanse's "
+            "C++ extension, which could not be built: "
+            f"{_state['extension_error'] or 'EXPANSE_EXTENSION=0'}. Install a C++ compiler and the CUDA headers, "
+            "or use torch.compile without mode='reduce-overhead'."
+        )
+
+    torch.cuda.CUDAGraph.capture_begin = capture_begin
+
+
+def _route_unsupported(torch):
+    def snapshot(*args, **kwargs):
+        raise RuntimeError(
+            "expanse: torch.cuda.memory._snapshot is not available through PyTorch's pluggable allocator; "
+            "use expanse_torch.memory_stats() (and expanse's own snapshot, where this build has it)"
+        )
+
+    torch._C._cuda_memorySnapshot = snapshot

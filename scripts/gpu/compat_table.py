@@ -1,0 +1,400 @@
+"""torch.cuda's memory API on PyTorch native, PyTorch expandable and expanse (issue 11).
+
+    python3 scripts/gpu/compat_table.py [--only ROW,...] [--allocators native,expandable,expanse]
+
+Each row runs in a fresh process per allocator (the allocator is fixed per
+process, and a failed capture can poison a context), with a timeout. Every
+row checks what it returns, not only that it returns: "works", "raises
+(message)", "silently wrong (what)", or "needs 2 GPUs". Results go to
+$OUT/compat.json and $OUT/compat.md (the README's table); the table is
+printed at the end. Needs libexpanse.so: $EXPANSE_LIB, else
+.device-bin/libexpanse.so, else target/release/libexpanse.so.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+MIB = 1 << 20
+
+ROWS = [
+    "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+    "reset_peak_memory_stats", "empty_cache", "set_per_process_memory_fraction", "mem_get_info",
+    "Tensor.record_stream", "torch.cuda.graph capture and replay", 'torch.compile(mode="reduce-overhead")',
+    "torch.cuda.MemPool", "torch.cuda.memory._snapshot", "DDP (2 GPUs)", "FSDP2 (2 GPUs)",
+    "torch.multiprocessing sharing of a CUDA tensor",
+]
+# Rows cheap enough to share one process per allocator (each in try/except).
+BASIC = ROWS[:9] + ["torch.cuda.MemPool", "torch.cuda.memory._snapshot"]
+
+
+class Wrong(Exception):
+    """The call returned, but the result is wrong."""
+
+
+def setup(allocator):
+    if allocator == "expandable":
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    else:
+        os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if allocator == "expanse":
+        lib = os.environ.get("EXPANSE_LIB") or next(
+            (p for p in [os.path.join(ROOT, ".device-bin", "libexpanse.so"), os.path.join(ROOT, "target", "release", "libexpanse.so")] if os.path.exists(p)),
+            None,
+        )
+        os.environ["EXPANSE_LIB"] = lib or "libexpanse.so"
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import expanse_torch
+
+        mode = expanse_torch.install()
+        print(f"expanse mode: {mode}", file=sys.stderr)
+
+
+def expect(cond, what):
+    if not cond:
+        raise Wrong(what)
+
+
+# --- the rows (child side) ---------------------------------------------------------
+
+
+def row_memory_allocated(torch):
+    before = torch.cuda.memory_allocated()
+    x = torch.empty(8 * MIB, dtype=torch.uint8, device="cuda")
+    d = torch.cuda.memory_allocated() - before
+    expect(d == 8 * MIB, f"8 MiB tensor changed memory_allocated by {d}")
+    del x
+
+
+def row_max_memory_allocated(torch):
+    base = torch.cuda.memory_allocated()
+    x = torch.empty(64 * MIB, dtype=torch.uint8, device="cuda")
+    del x
+    peak = torch.cuda.max_memory_allocated()
+    expect(peak >= base + 64 * MIB, f"peak {peak} < {base} + 64 MiB")
+
+
+def row_memory_reserved(torch):
+    x = torch.empty(32 * MIB, dtype=torch.uint8, device="cuda")
+    r = torch.cuda.memory_reserved()
+    expect(r >= torch.cuda.memory_allocated() >= 32 * MIB, f"reserved {r} below allocated")
+    del x
+
+
+def row_max_memory_reserved(torch):
+    x = torch.empty(32 * MIB, dtype=torch.uint8, device="cuda")
+    expect(torch.cuda.max_memory_reserved() >= torch.cuda.memory_reserved() >= 32 * MIB, "max reserved below reserved")
+    del x
+
+
+def row_memory_stats(torch):
+    x = torch.empty(4 * MIB, dtype=torch.uint8, device="cuda")
+    s = torch.cuda.memory_stats()
+    expect(s.get("allocated_bytes.all.current") == torch.cuda.memory_allocated() >= 4 * MIB, "allocated_bytes.all.current disagrees")
+    expect("reserved_bytes.large_pool.peak" in s and "num_alloc_retries" in s, "keys missing")
+    del x
+
+
+def row_reset_peak_memory_stats(torch):
+    x = torch.empty(64 * MIB, dtype=torch.uint8, device="cuda")
+    del x
+    torch.cuda.reset_peak_memory_stats()
+    expect(torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated(), "peak not reset")
+
+
+def row_empty_cache(torch):
+    torch.cuda.synchronize()
+    x = torch.empty(512 * MIB, dtype=torch.uint8, device="cuda")
+    x.fill_(1)
+    del x
+    torch.cuda.synchronize()
+    free_before = torch.cuda.mem_get_info()[0]
+    torch.cuda.empty_cache()
+    gained = torch.cuda.mem_get_info()[0] - free_before
+    expect(gained >= 256 * MIB, f"empty_cache returned only {gained >> 20} MiB of a freed 512 MiB tensor")
+
+
+def row_set_per_process_memory_fraction(torch):
+    total = torch.cuda.mem_get_info()[1]
+    torch.cuda.empty_cache()
+    torch.cuda.set_per_process_memory_fraction(0.05)
+    try:
+        try:
+            x = torch.empty(int(total * 0.2), dtype=torch.uint8, device="cuda")
+            del x
+            raise Wrong("a 20% allocation succeeded under a 5% fraction")
+        except torch.cuda.OutOfMemoryError:
+            pass
+        y = torch.empty(int(total * 0.01), dtype=torch.uint8, device="cuda")
+        del y
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+
+
+def row_mem_get_info(torch):
+    free, total = torch.cuda.mem_get_info()
+    expect(0 < free <= total and total == torch.cuda.get_device_properties(0).total_memory, f"({free}, {total})")
+
+
+def record_stream_check(torch):
+    """A tensor read on a side stream after a long sleep; freed (with
+    record_stream) before that read runs; a new tensor of the same size is
+    filled on the main stream. With record_stream honoured the read sees 1s."""
+    n = 64 * MIB // 4
+    side = torch.cuda.Stream()
+    x = torch.ones(n, device="cuda")
+    torch.cuda.synchronize()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(int(2e9))  # about a second on an H200
+        out = x * 2
+    x.record_stream(side)
+    ptr = x.data_ptr()
+    del x
+    y = torch.empty(n, device="cuda")
+    y.fill_(7.0)
+    torch.cuda.synchronize()
+    reused = y.data_ptr() == ptr
+    bad = int((out != 2).sum())
+    return reused, bad
+
+
+def row_record_stream(torch):
+    reused, bad = record_stream_check(torch)
+    expect(bad == 0, f"side stream read {bad} overwritten values (block reused: {reused})")
+
+
+def row_graph(torch):
+    x = torch.ones(MIB, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            y = (x * 2) + 1
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = (x * 2) + 1  # x * 2 is a temporary freed inside the capture
+    z = torch.full((MIB,), 5.0, device="cuda")  # must not get the graph's memory
+    x.fill_(3.0)
+    g.replay()
+    torch.cuda.synchronize()
+    expect(bool((y == 7).all()), "replay result wrong")
+    expect(bool((z == 5).all()), "replay overwrote a tensor allocated after capture (graph memory was not private)")
+    del g
+
+
+def row_compile(torch):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).cuda()
+    f = torch.compile(m, mode="reduce-overhead")
+    for i in range(6):
+        inp = torch.randn(64, 256, device="cuda")
+        with torch.no_grad():
+            got = f(inp).clone()
+            want = m(inp)
+        expect(torch.allclose(got, want, rtol=1e-3, atol=1e-3), f"step {i}: compiled output differs")
+
+
+def row_mempool(torch):
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        t = torch.ones(MIB, device="cuda")
+    expect(float(t.sum()) == MIB, "wrong contents")
+    del t, pool
+
+
+def row_snapshot(torch):
+    x = torch.empty(4 * MIB, dtype=torch.uint8, device="cuda")
+    s = torch.cuda.memory._snapshot()
+    expect(isinstance(s, dict) and len(s.get("segments", [])) > 0, "no segments in the snapshot")
+    del x
+
+
+def dist_worker(rank, world, allocator, kind, port, q):
+    try:
+        setup(allocator)
+        import torch
+        import torch.distributed as dist
+
+        torch.cuda.set_device(rank)
+        if allocator == "expanse":
+            import expanse_torch
+
+            expanse_torch.reset_peak_stats(rank)  # the first call into expanse (issue 11's NCCL bug)
+        dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(4)]).cuda()
+        if kind == "ddp":
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+        else:
+            from torch.distributed.fsdp import fully_shard
+
+            for layer in model:
+                fully_shard(layer)
+            fully_shard(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        g = torch.Generator(device="cuda").manual_seed(rank)
+        losses = []
+        for _ in range(3):
+            loss = model(torch.randn(32, 1024, device="cuda", generator=g)).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            t = loss.detach().clone()
+            dist.all_reduce(t)
+            losses.append(float(t))
+        peak = torch.cuda.max_memory_allocated()
+        dist.destroy_process_group()
+        q.put((rank, "ok", losses, peak))
+    except Exception as e:
+        q.put((rank, "err", f"{type(e).__name__}: {e}", 0))
+
+
+def row_distributed(torch, kind):
+    if torch.cuda.device_count() < 2:
+        return "needs 2 GPUs"
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = 29600 + (os.getpid() % 300)
+    ps = [ctx.Process(target=dist_worker, args=(r, 2, ALLOCATOR, kind, port, q)) for r in range(2)]
+    for p in ps:
+        p.start()
+    res = [q.get(timeout=240) for _ in ps]
+    for p in ps:
+        p.join(30)
+    errs = [r[2] for r in res if r[1] != "ok"]
+    if errs:
+        raise RuntimeError(errs[0])
+    losses = [r[2] for r in sorted(res)]
+    expect(losses[0] == losses[1], f"ranks disagree: {losses}")
+    expect(all(r[3] > 0 for r in res), "max_memory_allocated is 0")
+
+
+def share_child(q):
+    t = q.get()
+    q.put(float(t.sum()))
+
+
+def row_multiprocessing(torch):
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=share_child, args=(q,))
+    p.start()
+    t = torch.ones(1024, device="cuda")
+    from multiprocessing.reduction import ForkingPickler
+
+    ForkingPickler.dumps(t)  # raises here (not in the queue's feeder thread) if sharing fails
+    q.put(t)
+    time.sleep(0.5)
+    got = q.get(timeout=60)
+    p.join(30)
+    expect(got == 1024.0, f"child saw sum {got}")
+
+
+ALLOCATOR = None
+ROW_FNS = {
+    "memory_allocated": row_memory_allocated,
+    "max_memory_allocated": row_max_memory_allocated,
+    "memory_reserved": row_memory_reserved,
+    "max_memory_reserved": row_max_memory_reserved,
+    "memory_stats": row_memory_stats,
+    "reset_peak_memory_stats": row_reset_peak_memory_stats,
+    "empty_cache": row_empty_cache,
+    "set_per_process_memory_fraction": row_set_per_process_memory_fraction,
+    "mem_get_info": row_mem_get_info,
+    "Tensor.record_stream": row_record_stream,
+    "torch.cuda.graph capture and replay": row_graph,
+    'torch.compile(mode="reduce-overhead")': row_compile,
+    "torch.cuda.MemPool": row_mempool,
+    "torch.cuda.memory._snapshot": row_snapshot,
+    "DDP (2 GPUs)": lambda torch: row_distributed(torch, "ddp"),
+    "FSDP2 (2 GPUs)": lambda torch: row_distributed(torch, "fsdp2"),
+    "torch.multiprocessing sharing of a CUDA tensor": row_multiprocessing,
+}
+
+
+def run_rows(allocator, rows):
+    global ALLOCATOR
+    ALLOCATOR = allocator
+    setup(allocator)
+    import torch
+
+    for row in rows:
+        try:
+            r = ROW_FNS[row](torch)
+            status = r or "works"
+        except Wrong as e:
+            status = f"silently wrong ({e})"
+        except Exception as e:
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            status = f"raises ({type(e).__name__}: {msg[:160]})"
+        print("RESULT " + json.dumps({"row": row, "status": status}), flush=True)
+
+
+def parent(args):
+    out = os.environ.get("OUT", "gpu-out")
+    os.makedirs(out, exist_ok=True)
+    rows = [r for r in ROWS if not args.only or any(o.lower() in r.lower() for o in args.only.split(","))]
+    groups = [[r for r in rows if r in BASIC]] + [[r] for r in rows if r not in BASIC]
+    groups = [g for g in groups if g]
+    results = {}
+    for alloc in args.allocators.split(","):
+        for g in groups:
+            t0 = time.time()
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", alloc, "--rows", json.dumps(g)]
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=ROOT)
+                text, err, rc = p.stdout, p.stderr, p.returncode
+            except subprocess.TimeoutExpired as e:
+                text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+                err, rc = f"timed out after {args.timeout} s", "timeout"
+            got = {}
+            for line in text.splitlines():
+                if line.startswith("RESULT "):
+                    r = json.loads(line[7:])
+                    got[r["row"]] = r["status"]
+            for row in g:
+                last = (err or "").strip().splitlines()[-1:] or [""]
+                results.setdefault(row, {})[alloc] = got.get(row, f"raises (process ended, rc {rc}: {last[0][:160]})")
+            with open(os.path.join(out, f"compat-{alloc}-{len(results)}.log"), "w") as f:
+                f.write(text + "\n--- stderr ---\n" + err)
+            print(f"[{alloc}] {', '.join(g)[:60]}: {time.time() - t0:.0f} s", flush=True)
+    allocs = args.allocators.split(",")
+    names = {"native": "PyTorch native", "expandable": "PyTorch expandable", "expanse": "expanse"}
+    md = ["| API | " + " | ".join(names.get(a, a) for a in allocs) + " |", "|---|" + "---|" * len(allocs)]
+    for row in rows:
+        md.append(f"| {row} | " + " | ".join(results[row].get(a, "").replace("|", "/") for a in allocs) + " |")
+    table = "\n".join(md)
+    with open(os.path.join(out, "compat.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(out, "compat.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--rows")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--allocators", default="native,expandable,expanse")
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args()
+    if args.child:
+        run_rows(args.child, json.loads(args.rows))
+    else:
+        parent(args)
+
+
+if __name__ == "__main__":
+    main()
