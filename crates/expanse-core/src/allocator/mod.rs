@@ -259,6 +259,13 @@ impl DeviceAllocator {
     }
 
     fn alloc_found_block(&mut self, p: &Request, id: BlockId, orig_size: u64) -> Result<u64, AllocError> {
+        // Wait first, while the block is whole: if the device fails, the
+        // block goes back to its pool untouched (a split block's front keeps
+        // the same users, so the waits are the same).
+        if let Err(e) = self.order_reuse(id, p.stream) {
+            self.insert_into_pool(id);
+            return Err(e);
+        }
         let st = p.pool;
         let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
@@ -283,7 +290,7 @@ impl DeviceAllocator {
             self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);
         }
-        self.order_reuse(id, p.stream)?;
+        self.claim(id, p.stream);
         let b = self.blocks.get_mut(id);
         b.allocated = true;
         b.requested = orig_size;
