@@ -310,3 +310,33 @@ fn five_stream_trace_replays_on_created_streams() {
     let text = exe().args(["replay", path.to_str().unwrap()]).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("on 5 stream(s)"));
 }
+
+/// Issue 10, item 2: a non-UTF-8 argument panicked in std::env::args.
+/// A trace path is bytes: one that is not UTF-8 replays like any other.
+#[cfg(unix)]
+#[test]
+fn non_utf8_paths_are_accepted_or_reported_cleanly() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("expanse-nonutf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(OsStr::from_bytes(b"bad\xffname.csv"));
+    std::fs::write(&path, "a,1,4096,0\nf,1\n").unwrap();
+    let out = exe().arg("replay").arg(&path).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&v, "events"), 2);
+    // A missing non-UTF-8 file: an error naming it, no panic.
+    let out = exe().arg("replay").arg(dir.join(OsStr::from_bytes(b"gone\xfe.csv"))).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("gone") && !err.contains("panicked"), "{err}");
+    // A non-UTF-8 option value or command: a clean error.
+    let out = exe().arg("replay").arg(&path).arg("--conf").arg(OsStr::from_bytes(b"\xff")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+    let out = exe().arg(OsStr::from_bytes(b"re\xffplay")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
