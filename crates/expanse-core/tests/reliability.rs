@@ -48,3 +48,42 @@ fn failed_wait_during_cross_stream_reuse_loses_nothing() {
         assert!(d.violations().is_empty(), "{name}: {:?}", d.violations());
     }
 }
+
+/// Issue 10, item 3: an address space too small for another segment is
+/// an honest error naming it (never a false out-of-memory), freeing makes
+/// room again, and nothing leaks.
+#[test]
+fn exhausted_address_space_is_an_honest_error() {
+    for (name, config) in modes().into_iter().skip(1) {
+        // 16 GiB device, 512 MiB of address space: every stream's 2 MiB
+        // fits the device, not the address space.
+        let d = Arc::new(MockDevice::new(16 << 30, 2 * MIB).with_address_space(512 * MIB));
+        let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, config);
+        let mut live = Vec::new();
+        let mut err = None;
+        for s in 0..1000 {
+            match a.malloc(2 * MIB, StreamId(s)) {
+                Ok(p) => live.push(p),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+            a.check_invariants().unwrap();
+        }
+        let e = err.unwrap_or_else(|| panic!("{name}: 1000 streams fit in 512 MiB of address space"));
+        assert!(matches!(e, AllocError::AddressSpace { .. }), "{name}: {e}");
+        assert!(e.to_string().contains("address space exhausted"), "{e}");
+        // Not one full-size (18 GiB) segment fits; segments of one page
+        // do: 2 MiB pages (expanse) or 20 MiB ones (PyTorch) in 512 MiB.
+        assert_eq!(live.len(), if name == "expanse" { 256 } else { 25 }, "{name}");
+        assert_eq!(a.stats().num_ooms, 0, "{name}: counted as out of memory");
+        for p in live.drain(..) {
+            a.free(p).unwrap();
+        }
+        a.empty_cache().unwrap();
+        let p = a.malloc(2 * MIB, StreamId(5000)).unwrap();
+        a.free(p).unwrap();
+        a.check_invariants().unwrap();
+    }
+}

@@ -10,7 +10,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages, ExpandableSegment};
+use crate::expandable_segment::release_pages;
 use crate::pool::UnmappedKey;
 
 impl DeviceAllocator {
@@ -132,10 +132,8 @@ impl DeviceAllocator {
             }
         }
         let unit = self.page_unit(pool);
-        let seg = match ExpandableSegment::new(self.device.as_ref(), stream, unit, &self.peers) {
-            Ok(s) => s,
-            Err(e) if e.is_out_of_memory() => return Ok(None),
-            Err(e) => return Err(e.into()),
+        let Some(seg) = self.reserve_segment(stream, unit, size)? else {
+            return Ok(None);
         };
         let slot = match self.segments.iter().position(Option::is_none) {
             Some(i) => i,

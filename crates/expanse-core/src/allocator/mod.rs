@@ -20,6 +20,7 @@
 //! outside effect is calls on the [`Device`].
 #![forbid(unsafe_code)]
 
+mod address_space;
 mod growth;
 mod invariants;
 mod moving;
@@ -114,6 +115,9 @@ pub struct DeviceAllocator {
     oom_observers: Vec<OomObserver>,
     /// Errors met while tearing down, reported by `Drop`.
     teardown_errors: Vec<String>,
+    /// Set when a reservation did not fit in the device's address space
+    /// during the current malloc (reported instead of out-of-memory).
+    exhausted: Option<address_space::Exhausted>,
     /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
     /// never reset.
     high_water: [u64; 2],
@@ -157,6 +161,7 @@ impl DeviceAllocator {
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
             high_water: [0; 2],
+            exhausted: None,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -234,6 +239,7 @@ impl DeviceAllocator {
             return Err(AllocError::TooLarge { requested: orig_size });
         }
         self.process_events()?;
+        self.exhausted = None;
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
@@ -249,6 +255,7 @@ impl DeviceAllocator {
         if !found {
             // Last resort: free every cached block and retry.
             self.release_cached_blocks()?;
+            self.exhausted = None;
             found = self.alloc_block(&mut p, true)?;
         }
         if !found {
