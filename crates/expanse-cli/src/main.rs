@@ -126,6 +126,7 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
 
 fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
     let device = make_device(o.backend, o.device_memory)?;
+    config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
     replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 

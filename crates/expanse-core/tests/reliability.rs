@@ -87,3 +87,36 @@ fn exhausted_address_space_is_an_honest_error() {
         a.check_invariants().unwrap();
     }
 }
+
+/// Issue 10, item 4: configuration values that overflowed or could never
+/// work are refused with a message naming them, or work.
+#[test]
+fn extreme_configuration_is_refused_or_works() {
+    use expanse_core::ConfigError;
+    // Any power of two is a valid division count (as in PyTorch); the
+    // largest must round like no divisions at all, not overflow.
+    let c = Config::parse("roundup_power2_divisions:9223372036854775808").unwrap();
+    let d = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
+    let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, c);
+    let p = a.malloc(3 * MIB + 1, StreamId(0)).unwrap();
+    assert_eq!(a.allocation_size(p), Some(3 * MIB + 512));
+    a.free(p).unwrap();
+    drop(a);
+    // min_grow above max_page: refused, naming both keys.
+    let e = Config::parse("min_grow_size_mb:64,max_page_size_mb:40").unwrap_err();
+    assert!(matches!(e, ConfigError::Conflict { .. }), "{e}");
+    assert!(e.to_string().contains("min_grow_size_mb") && e.to_string().contains("max_page_size_mb"), "{e}");
+    assert!(Config::parse("min_grow_size_mb:64,max_page_size_mb:64").is_ok());
+    // A page larger than the device, or not a multiple of its granularity.
+    let c = Config::parse("large_page_size_mb:1048576").unwrap();
+    let e = c.check_device(143771 * MIB, 2 * MIB).unwrap_err();
+    assert!(e.to_string().contains("large_page_size_mb (1048576 MiB) is larger than the device"), "{e}");
+    let e = Config::parse("small_page_size_mb:2").unwrap().check_device(1 << 40, 4 * MIB).unwrap_err();
+    assert!(e.to_string().contains("granularity"), "{e}");
+    assert!(Config::default().check_device(143771 * MIB, 2 * MIB).is_ok());
+    // Classic segments use no pages: nothing to refuse.
+    assert!(Config::parse("expandable_segments:False,large_page_size_mb:1048576")
+        .unwrap()
+        .check_device(1 << 30, 2 * MIB)
+        .is_ok());
+}
