@@ -116,6 +116,9 @@ pub struct ExpandableSegment {
     /// Mapped pages by offset from `base`.
     pages: BTreeMap<u64, Page>,
     mapped_bytes: u64,
+    /// Pages unmapped whose release the driver failed: retried by
+    /// `release_all`, so none is lost.
+    unreleased: Vec<Page>,
 }
 
 impl ExpandableSegment {
@@ -151,7 +154,16 @@ impl ExpandableSegment {
         let base = device.reserve(size)?;
         let mut devices = vec![device.ordinal()];
         devices.extend(peers.iter().copied().filter(|p| *p != device.ordinal()));
-        Ok(ExpandableSegment { base, size, unit, stream, devices, pages: BTreeMap::new(), mapped_bytes: 0 })
+        Ok(ExpandableSegment {
+            base,
+            size,
+            unit,
+            stream,
+            devices,
+            pages: BTreeMap::new(),
+            mapped_bytes: 0,
+            unreleased: Vec::new(),
+        })
     }
 
     /// First address of the reservation.
@@ -465,12 +477,22 @@ impl ExpandableSegment {
             device.synchronize_stream(self.stream)?;
             ops.stream_syncs += 1;
         }
+        while let Some(p) = self.unreleased.pop() {
+            if let Err(e) = device.release_page(p.handle) {
+                self.unreleased.push(p);
+                return Err(e);
+            }
+            ops.released += 1;
+        }
         while let Some((&o, &p)) = self.pages.iter().next() {
             device.unmap(self.base + o, p.size)?;
             ops.unmapped += 1;
             self.pages.remove(&o);
             self.mapped_bytes -= p.size;
-            device.release_page(p.handle)?;
+            if let Err(e) = device.release_page(p.handle) {
+                self.unreleased.push(p);
+                return Err(e);
+            }
             ops.released += 1;
         }
         if self.size > 0 {
@@ -483,11 +505,26 @@ impl ExpandableSegment {
 
 /// Release pages that were unmapped and not reused.
 pub fn release_pages(device: &dyn Device, pages: Vec<Page>, ops: &mut PageOps) -> Result<(), DeviceError> {
+    let mut kept = Vec::new();
+    release_pages_keeping(device, pages, ops, &mut kept)
+}
+
+/// [`release_pages`], keeping the pages the driver failed to release in
+/// `kept` (for a later retry: nothing is lost).
+pub fn release_pages_keeping(
+    device: &dyn Device,
+    pages: Vec<Page>,
+    ops: &mut PageOps,
+    kept: &mut Vec<Page>,
+) -> Result<(), DeviceError> {
     let mut first_error = None;
     for p in pages {
         match device.release_page(p.handle) {
             Ok(()) => ops.released += 1,
-            Err(e) => first_error = first_error.or(Some(e)),
+            Err(e) => {
+                kept.push(p);
+                first_error = first_error.or(Some(e));
+            }
         }
     }
     first_error.map_or(Ok(()), Err)

@@ -201,6 +201,11 @@ impl MockDevice {
         }
     }
 
+    /// Number of events recorded and not yet released (a leak at teardown).
+    pub fn live_events(&self) -> usize {
+        self.lock().events.len()
+    }
+
     /// Number of events still pending.
     pub fn pending_events(&self) -> usize {
         self.lock().events.values().filter(|e| !e.done).count()

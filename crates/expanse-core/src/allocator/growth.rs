@@ -10,7 +10,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::release_pages;
+use crate::expandable_segment::release_pages_keeping;
 use crate::pool::UnmappedKey;
 
 impl DeviceAllocator {
@@ -166,10 +166,11 @@ impl DeviceAllocator {
         let seg = self.segments[slot].as_mut().expect("live segment");
         let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);
         // Pages taken for moving but not placed go back to the device.
-        let released = release_pages(device.as_ref(), supply, &mut self.stats.pages);
+        let released =
+            release_pages_keeping(device.as_ref(), supply, &mut self.stats.pages, &mut self.unreleased_pages);
         let range = mapped?;
-        released?;
         if range.size == 0 {
+            released?;
             return Ok(false);
         }
         debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
@@ -189,6 +190,9 @@ impl DeviceAllocator {
         self.stats.reserved_bytes.increase(b.pool, range.size);
         self.note_high_water(b.pool);
         self.stats.num_device_alloc += 1;
+        // A page the driver failed to release is kept for teardown; the
+        // mapping above stands and the blocks say so.
+        released?;
         Ok(true)
     }
 

@@ -113,6 +113,11 @@ pub struct DeviceAllocator {
     allowed_memory_maximum: u64,
     peers: Vec<u32>,
     oom_observers: Vec<OomObserver>,
+    /// Pages (taken off every segment) the driver failed to release,
+    /// tried again at teardown.
+    unreleased_pages: Vec<crate::expandable_segment::Page>,
+    /// Events the driver failed to release, tried again at teardown.
+    unreleased_events: Vec<EventId>,
     /// Errors met while tearing down, reported by `Drop`.
     teardown_errors: Vec<String>,
     /// Set when a reservation did not fit in the device's address space
@@ -160,6 +165,8 @@ impl DeviceAllocator {
             peers: Vec::new(),
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
+            unreleased_events: Vec::new(),
+            unreleased_pages: Vec::new(),
             high_water: [0; 2],
             exhausted: None,
         };

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use expanse_device::StreamId;
+use expanse_device::{EventId, StreamId};
 
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::BlockId;
@@ -27,7 +27,7 @@ impl DeviceAllocator {
         for other in others {
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
-            let released = self.device.release_event(e);
+            let released = self.release_event(e);
             waited?;
             released?;
             self.stats.cross_stream_waits += 1;
@@ -126,8 +126,10 @@ impl DeviceAllocator {
                     break;
                 }
                 self.events.get_mut(&s).expect("queue").pop_front();
-                self.device.release_event(e)?;
+                // The event completed: the block is done with it even if
+                // the driver fails to release it (kept for teardown).
                 self.event_done(id);
+                self.release_event(e)?;
             }
             if self.events.get(&s).is_some_and(VecDeque::is_empty) {
                 self.events.remove(&s);
@@ -149,10 +151,22 @@ impl DeviceAllocator {
     pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
         self.device.synchronize()?;
         let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
+        let mut first_error = Ok(());
         for PendingEvent { event: e, block: id } in all {
-            self.device.release_event(e)?;
             self.event_done(id);
+            if let Err(err) = self.release_event(e) {
+                first_error = first_error.and(Err(err));
+            }
         }
-        Ok(())
+        first_error
+    }
+
+    /// Release event `e`; one the driver failed to release is kept and
+    /// tried again at teardown, so nothing is lost.
+    pub(super) fn release_event(&mut self, e: EventId) -> Result<(), AllocError> {
+        self.device.release_event(e).map_err(|err| {
+            self.unreleased_events.push(e);
+            err.into()
+        })
     }
 }
