@@ -47,6 +47,14 @@ pub enum AllocError {
         /// The device's address space for reservations.
         limit: u64,
     },
+    /// A panic happened while this device's allocator was in the middle of
+    /// an operation; its state may be half-updated, so it serves nothing
+    /// more. Not recoverable in this process (restart it); memory it
+    /// handed out stays valid until the process ends.
+    Poisoned {
+        /// Device index.
+        device: u32,
+    },
     /// The device driver failed (raw code kept). The allocator's state is
     /// consistent, but the device may not be.
     Device(DeviceError),
@@ -67,6 +75,10 @@ impl fmt::Display for AllocError {
                 format_size(*requested),
                 format_size(*reserved),
                 format_size(*limit)
+            ),
+            AllocError::Poisoned { device } => write!(
+                f,
+                "the allocator of device {device} is unusable: a panic interrupted an earlier call and may have left its state half-updated"
             ),
             AllocError::Device(e) => write!(f, "device error: {e}"),
         }

@@ -120,3 +120,24 @@ fn extreme_configuration_is_refused_or_works() {
         .check_device(1 << 30, 2 * MIB)
         .is_ok());
 }
+
+/// Issue 10, item 6: a panic inside the lock (here an out-of-memory
+/// observer) made `CachingAllocator::lock` hand the half-done state to
+/// every later caller; now each gets `Poisoned`, and other devices work.
+#[test]
+fn a_poisoned_device_is_an_error_to_every_later_caller() {
+    use expanse_core::CachingAllocator;
+    let d0: Arc<dyn Device> = Arc::new(MockDevice::new(64 * MIB, 2 * MIB).without_leak_check());
+    let d1: Arc<dyn Device> = Arc::new(MockDevice::new(64 * MIB, 2 * MIB).with_ordinal(1));
+    let c = CachingAllocator::new(vec![d0, d1], Config::default());
+    let kept = c.malloc(0, 2 * MIB, StreamId(0)).unwrap();
+    c.lock(0).unwrap().add_oom_observer(Arc::new(|_| panic!("observer bug")));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.malloc(0, 1 << 40, StreamId(0))));
+    assert!(r.is_err(), "the observer panicked");
+    for r in [c.malloc(0, MIB, StreamId(0)).map(|_| ()), c.free(0, kept), c.empty_cache(), c.free_any(kept)] {
+        assert_eq!(r, Err(AllocError::Poisoned { device: 0 }));
+    }
+    assert!(c.lock(0).unwrap_err().to_string().contains("panic"));
+    let p = c.malloc(1, MIB, StreamId(0)).unwrap();
+    c.free(1, p).unwrap();
+}
