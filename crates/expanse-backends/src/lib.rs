@@ -236,7 +236,9 @@ pub fn open(kind: BackendKind, options: &Options) -> Result<Backend, BackendErro
         BackendKind::Sim => {
             // Strict streams: a caller passing anything but streams the
             // device created (e.g. raw trace indices) gets a misuse error.
-            let d = expanse_mock::MockDevice::new(options.capacity, options.granularity).with_strict_streams();
+            let d = expanse_mock::MockDevice::new(options.capacity, options.granularity)
+                .with_strict_streams()
+                .with_address_space(expanse_host::ADDRESS_SPACE);
             vec![Arc::new(d)]
         }
         BackendKind::Cuda => {

@@ -64,6 +64,9 @@ fn build() -> Result<Global, String> {
     }
     let options = expanse_backends::options_from_env().map_err(|e| e.to_string())?;
     let backend = expanse_backends::open(kind, &options).map_err(|e| e.to_string())?;
+    for d in backend.devices() {
+        config.check_device(d.total_memory(), d.granularity()).map_err(|e| format!("device {}: {e}", d.ordinal()))?;
+    }
     let allocator = CachingAllocator::new(backend.devices().to_vec(), config);
     Ok(Global { allocator, backend })
 }

@@ -5,10 +5,10 @@
 use expanse_backends::BackendKind;
 
 /// Print the table; `--json` prints one object per backend.
-pub fn cmd_backends(args: &[String]) -> Result<(), String> {
+pub fn cmd_backends(args: &[std::ffi::OsString]) -> Result<(), String> {
     let json = match args {
         [] => false,
-        [a] if a == "--json" => true,
+        [a] if a.as_os_str() == "--json" => true,
         _ => return Err("backends takes no arguments but --json".into()),
     };
     for &kind in BackendKind::all() {

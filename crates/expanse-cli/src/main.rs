@@ -4,6 +4,7 @@ mod backends;
 mod replay;
 mod trace;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -46,7 +47,8 @@ REPLAY / COMPARE OPTIONS:
 ";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // args_os: a trace path need not be UTF-8 (std::env::args panics on one).
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
@@ -87,13 +89,21 @@ fn parse_size(s: &str) -> Result<u64, String> {
     n.checked_mul(mul).filter(|v| *v > 0).ok_or_else(|| format!("bad size '{s}': zero or too large"))
 }
 
-fn parse_options(args: &[String]) -> Result<Options, String> {
+fn parse_options(args: &[OsString]) -> Result<Options, String> {
     let mut o =
         Options { conf: None, backend: BackendKind::Host, device_memory: 143771 << 20, json: false, files: Vec::new() };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
-        match a.as_str() {
+        let mut value = |name: &str| {
+            let v = it.next().ok_or_else(|| format!("{name} needs a value"))?;
+            v.to_str().map(str::to_owned).ok_or_else(|| format!("{name}: value {v:?} is not valid UTF-8"))
+        };
+        let Some(text) = a.to_str() else {
+            // Not UTF-8: only a file path can be that (paths are bytes).
+            o.files.push(PathBuf::from(a));
+            continue;
+        };
+        match text {
             "--conf" => o.conf = Some(value("--conf")?),
             "--backend" => o.backend = BackendKind::from_name(&value("--backend")?).map_err(|e| e.to_string())?,
             "--device-memory" => o.device_memory = parse_size(&value("--device-memory")?)?,
@@ -120,6 +130,7 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
 
 fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
     let device = make_device(o.backend, o.device_memory)?;
+    config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
     replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 
@@ -127,7 +138,7 @@ fn gib(b: u64) -> String {
     format!("{:.3} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-fn cmd_replay(args: &[String]) -> Result<(), String> {
+fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     let o = parse_options(args)?;
     let [path] = o.files.as_slice() else {
         return Err("replay takes exactly one trace file".into());
@@ -161,7 +172,7 @@ fn cmd_replay(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn cmd_compare(args: &[String]) -> Result<(), String> {
+fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     let o = parse_options(args)?;
     if o.files.is_empty() {
         return Err("compare needs at least one trace file".into());
@@ -246,7 +257,7 @@ fn time_pairs(
     Ok(ns)
 }
 
-fn cmd_bench(args: &[String]) -> Result<(), String> {
+fn cmd_bench(args: &[OsString]) -> Result<(), String> {
     let o = parse_options(args)?;
     let modes: [(&str, Config); 3] = [
         ("pytorch native", Config::pytorch_native()),
@@ -269,17 +280,18 @@ fn cmd_bench(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    match args.first().map(String::as_str) {
-        None | Some("help" | "--help" | "-h") => {
+fn run(args: &[OsString]) -> Result<(), String> {
+    match args.first().map(|a| a.to_str().ok_or_else(|| format!("unknown command {a:?} (see 'expanse help')"))) {
+        Some(Err(e)) => Err(e),
+        None | Some(Ok("help" | "--help" | "-h")) => {
             print!("{HELP}");
             Ok(())
         }
-        Some("replay") => cmd_replay(&args[1..]),
-        Some("compare") => cmd_compare(&args[1..]),
-        Some("bench") => cmd_bench(&args[1..]),
-        Some("backends") => backends::cmd_backends(&args[1..]),
-        Some(other) => Err(format!("unknown command '{other}' (see 'expanse help')")),
+        Some(Ok("replay")) => cmd_replay(&args[1..]),
+        Some(Ok("compare")) => cmd_compare(&args[1..]),
+        Some(Ok("bench")) => cmd_bench(&args[1..]),
+        Some(Ok("backends")) => backends::cmd_backends(&args[1..]),
+        Some(Ok(other)) => Err(format!("unknown command '{other}' (see 'expanse help')")),
     }
 }
 

@@ -310,3 +310,70 @@ fn five_stream_trace_replays_on_created_streams() {
     let text = exe().args(["replay", path.to_str().unwrap()]).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("on 5 stream(s)"));
 }
+
+/// Issue 10, item 2: a non-UTF-8 argument panicked in std::env::args.
+/// A trace path is bytes: one that is not UTF-8 replays like any other.
+#[cfg(unix)]
+#[test]
+fn non_utf8_paths_are_accepted_or_reported_cleanly() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("expanse-nonutf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(OsStr::from_bytes(b"bad\xffname.csv"));
+    std::fs::write(&path, "a,1,4096,0\nf,1\n").unwrap();
+    let out = exe().arg("replay").arg(&path).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&v, "events"), 2);
+    // A missing non-UTF-8 file: an error naming it, no panic.
+    let out = exe().arg("replay").arg(dir.join(OsStr::from_bytes(b"gone\xfe.csv"))).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("gone") && !err.contains("panicked"), "{err}");
+    // A non-UTF-8 option value or command: a clean error.
+    let out = exe().arg("replay").arg(&path).arg("--conf").arg(OsStr::from_bytes(b"\xff")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+    let out = exe().arg(OsStr::from_bytes(b"re\xffplay")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Peak reserved bytes of `path` replayed on `backend` (or the error).
+fn peak_on(path: &std::path::Path, backend: &str, extra: &[&str]) -> Result<u64, String> {
+    let out = exe().arg("replay").arg(path).args(["--backend", backend, "--json"]).args(extra).output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    Ok(u(&v, "peak_reserved_bytes"))
+}
+
+/// Issue 10, item 3: each stream and pool reserved 9/8 of the device, so
+/// the host ran out of address space (a false out-of-memory) after ~4000
+/// streams at 140 GiB, or ~7 segments at 16 TiB, where sim completed.
+#[test]
+fn many_streams_and_huge_devices_replay_alike_on_host_and_sim() {
+    let ev: Vec<(char, u64, u64, u64)> =
+        (0..4000).map(|s| ('a', s, (s % 7 + 1) * 1_000_000, s)).chain((0..4000).map(|s| ('f', s, 0, 0))).collect();
+    let path = write_trace("many_streams", &ev);
+    for conf in ["expandable_segments:True", "expandable_segments:True,pytorch_compat:True"] {
+        let host = peak_on(&path, "host", &["--conf", conf]).unwrap();
+        let sim = peak_on(&path, "sim", &["--conf", conf]).unwrap();
+        assert_eq!(host, sim, "{conf}");
+    }
+    let five = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/five_streams.trace.csv");
+    for dm in ["16TiB", "100TiB"] {
+        let host = peak_on(&five, "host", &["--device-memory", dm]);
+        let sim = peak_on(&five, "sim", &["--device-memory", dm]).unwrap();
+        match host {
+            Ok(h) => assert_eq!(h, sim, "{dm}"),
+            // The host refuses a device larger than its address space up front.
+            Err(e) => assert!(dm == "100TiB" && e.contains("does not fit the host address space"), "{dm}: {e}"),
+        }
+    }
+    // A device size whose 9/8 overflows 64 bits replays (sim has no cap).
+    assert!(peak_on(&five, "sim", &["--device-memory", "18446744073709551615"]).is_ok());
+}

@@ -32,9 +32,10 @@ impl CachingAllocator {
     /// Lock the allocator of `device`.
     pub fn lock(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
         let m = self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))?;
-        // A panic while holding the lock leaves the state as it was at the
-        // last completed step; keep serving rather than poisoning forever.
-        Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
+        // A panic while holding the lock may have left the state half-done
+        // (a block out of every set, a stat not updated): never serve it
+        // again. Every later caller gets the error.
+        m.lock().map_err(|_| AllocError::Poisoned { device })
     }
 
     /// Allocate `size` bytes on `device` for `stream`.
@@ -50,7 +51,7 @@ impl CachingAllocator {
     /// Free `ptr` without knowing its device: the device that owns it.
     pub fn free_any(&self, ptr: u64) -> Result<(), AllocError> {
         for (i, m) in self.devices.iter().enumerate() {
-            let a = m.lock().unwrap_or_else(|e| e.into_inner());
+            let a = m.lock().map_err(|_| AllocError::Poisoned { device: i as u32 })?;
             if a.allocation_size(ptr).is_some() {
                 drop(a);
                 return self.free(i as u32, ptr);
@@ -63,10 +64,7 @@ impl CachingAllocator {
 
     /// Which device owns the allocation at `ptr`.
     pub fn device_of(&self, ptr: u64) -> Option<u32> {
-        self.devices
-            .iter()
-            .position(|m| m.lock().unwrap_or_else(|e| e.into_inner()).allocation_size(ptr).is_some())
-            .map(|i| i as u32)
+        self.devices.iter().position(|m| m.lock().is_ok_and(|a| a.allocation_size(ptr).is_some())).map(|i| i as u32)
     }
 
     /// `record_stream` for `ptr` on whichever device owns it.

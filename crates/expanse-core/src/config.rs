@@ -96,6 +96,12 @@ pub enum ConfigError {
         /// What was wrong and where.
         message: String,
     },
+    /// Values that are each valid but cannot work together, or on this
+    /// device (a page larger than the device). Recover by changing one.
+    Conflict {
+        /// What conflicts, with the values.
+        message: String,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -108,6 +114,7 @@ impl fmt::Display for ConfigError {
                 write!(f, "bad value '{value}' for allocator config key '{key}': expected {expected}")
             }
             ConfigError::Syntax { message } => write!(f, "malformed allocator config: {message}"),
+            ConfigError::Conflict { message } => write!(f, "allocator config cannot work: {message}"),
         }
     }
 }
@@ -173,7 +180,59 @@ impl Config {
         for (key, value) in split_pairs(s)? {
             next.set(&key, &value)?;
         }
+        next.check()?;
         *self = next;
+        Ok(())
+    }
+
+    /// Values that are each valid but contradict each other.
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.min_grow_size > self.max_page_size {
+            return Err(ConfigError::Conflict {
+                message: format!(
+                    "min_grow_size_mb ({}) is above max_page_size_mb ({}); raise max_page_size_mb too",
+                    self.min_grow_size / MIB,
+                    self.max_page_size / MIB
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether this configuration can work on a device of `total_memory`
+    /// bytes with pages of `granularity` bytes: with expandable segments,
+    /// every configured page size must fit in the device and be a multiple
+    /// of its granularity (a page that can never be created would make
+    /// every allocation of its pool fail).
+    pub fn check_device(&self, total_memory: u64, granularity: u64) -> Result<(), ConfigError> {
+        if !self.expandable_segments {
+            return Ok(());
+        }
+        let pages = [
+            ("small_page_size_mb", self.small_page_size),
+            ("large_page_size_mb", self.large_page_size),
+            ("min_grow_size_mb", self.min_grow_size),
+            ("max_page_size_mb", self.max_page_size),
+        ];
+        for (key, bytes) in pages {
+            if bytes > total_memory {
+                return Err(ConfigError::Conflict {
+                    message: format!(
+                        "{key} ({} MiB) is larger than the device ({} MiB): no such page can be created",
+                        bytes / MIB,
+                        total_memory / MIB
+                    ),
+                });
+            }
+            if granularity > 0 && !bytes.is_multiple_of(granularity) {
+                return Err(ConfigError::Conflict {
+                    message: format!(
+                        "{key} ({} MiB) is not a multiple of the device's page granularity ({granularity} bytes)",
+                        bytes / MIB
+                    ),
+                });
+            }
+        }
         Ok(())
     }
 
@@ -451,8 +510,8 @@ mod tests {
                 per_process_memory_fraction: fraction,
                 small_page_size: pages.0,
                 large_page_size: pages.1,
-                min_grow_size: pages.2,
-                max_page_size: pages.3,
+                min_grow_size: pages.2.min(pages.3),
+                max_page_size: pages.2.max(pages.3),
                 move_budget,
             }
         }

@@ -30,6 +30,31 @@ pub enum AllocError {
         /// What was wrong.
         message: String,
     },
+    /// The device's address space ran out: `reserved` of `limit` bytes are
+    /// reserved by expandable segments and `requested` more do not fit,
+    /// though memory may be free. Recover by freeing and `empty_cache`
+    /// (released segments return their address space), by using fewer
+    /// streams, a smaller device (`--device-memory`), or
+    /// `expandable_segments:False` (classic segments reserve no extra
+    /// address space).
+    AddressSpace {
+        /// Device index.
+        device: u32,
+        /// Bytes the new reservation needed.
+        requested: u64,
+        /// Bytes of address space already reserved.
+        reserved: u64,
+        /// The device's address space for reservations.
+        limit: u64,
+    },
+    /// A panic happened while this device's allocator was in the middle of
+    /// an operation; its state may be half-updated, so it serves nothing
+    /// more. Not recoverable in this process (restart it); memory it
+    /// handed out stays valid until the process ends.
+    Poisoned {
+        /// Device index.
+        device: u32,
+    },
     /// The device driver failed (raw code kept). The allocator's state is
     /// consistent, but the device may not be.
     Device(DeviceError),
@@ -44,6 +69,17 @@ impl fmt::Display for AllocError {
                 "out of memory: tried to allocate more than 1 EiB of device memory ({requested} bytes requested)"
             ),
             AllocError::Misuse { message } => f.write_str(message),
+            AllocError::AddressSpace { device, requested, reserved, limit } => write!(
+                f,
+                "address space exhausted on device {device}: a new segment needs {}, but {} of the {} of address space are reserved (one segment per stream and pool). Free memory and call empty_cache, use fewer streams or a smaller --device-memory, or set expandable_segments:False",
+                format_size(*requested),
+                format_size(*reserved),
+                format_size(*limit)
+            ),
+            AllocError::Poisoned { device } => write!(
+                f,
+                "the allocator of device {device} is unusable: a panic interrupted an earlier call and may have left its state half-updated"
+            ),
             AllocError::Device(e) => write!(f, "device error: {e}"),
         }
     }

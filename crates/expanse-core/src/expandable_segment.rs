@@ -3,7 +3,8 @@
 //!
 //! The segment reserves `page * ceil(9/8 * device_total / page)` bytes once
 //! (9/8 leaves room to move pages towards the end while earlier ones are
-//! still mapped) and records which physical page is mapped at which offset.
+//! still mapped), or less where the device's address space is scarce
+//! (`allocator/address_space.rs` picks the size) and records which physical page is mapped at which offset.
 //! It knows nothing of blocks: the allocator asks it to map or unmap
 //! address ranges and keeps its own block list in step.
 //!
@@ -32,6 +33,18 @@ use crate::stats::PageOps;
 pub const VA_NUMERATOR: u64 = 9;
 /// See [`VA_NUMERATOR`].
 pub const VA_DENOMINATOR: u64 = 8;
+
+/// A whole segment's reservation on a device of `total` bytes:
+/// `unit * ceil(floor(9/8 * total) / unit)`, or `None` when it does not fit in
+/// 64 bits (computed in 128 bits: no intermediate overflows).
+pub fn full_reservation(total: u64, unit: u64) -> Option<u64> {
+    if unit == 0 {
+        return None;
+    }
+    let want = u128::from(total) * u128::from(VA_NUMERATOR) / u128::from(VA_DENOMINATOR);
+    let size = want.div_ceil(u128::from(unit)).max(1) * u128::from(unit);
+    u64::try_from(size).ok()
+}
 
 /// A physical page: its handle and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +116,9 @@ pub struct ExpandableSegment {
     /// Mapped pages by offset from `base`.
     pages: BTreeMap<u64, Page>,
     mapped_bytes: u64,
+    /// Pages unmapped whose release the driver failed: retried by
+    /// `release_all`, so none is lost.
+    unreleased: Vec<Page>,
 }
 
 impl ExpandableSegment {
@@ -110,6 +126,20 @@ impl ExpandableSegment {
     /// to `unit` bytes (a multiple of the device granularity), with access
     /// for `peers` on every page it will map.
     pub fn new(device: &dyn Device, stream: StreamId, unit: u64, peers: &[u32]) -> Result<Self, DeviceError> {
+        let size = full_reservation(device.total_memory(), unit)
+            .ok_or_else(|| DeviceError::misuse("ExpandableSegment::new", unit, "address space size overflows"))?;
+        Self::with_size(device, stream, unit, size, peers)
+    }
+
+    /// Reserve a segment of `size` bytes (a multiple of `unit`), otherwise
+    /// like [`Self::new`].
+    pub fn with_size(
+        device: &dyn Device,
+        stream: StreamId,
+        unit: u64,
+        size: u64,
+        peers: &[u32],
+    ) -> Result<Self, DeviceError> {
         let g = device.granularity();
         if unit == 0 || !unit.is_multiple_of(g) {
             return Err(DeviceError::misuse(
@@ -118,17 +148,22 @@ impl ExpandableSegment {
                 "page size is not a multiple of the device granularity",
             ));
         }
-        let total = device.total_memory();
-        // ceil(9/8 * total / unit) pages, computed without overflow.
-        let want = total / VA_DENOMINATOR * VA_NUMERATOR + (total % VA_DENOMINATOR) * VA_NUMERATOR / VA_DENOMINATOR;
-        let max_pages = want.div_ceil(unit).max(1);
-        let size = max_pages
-            .checked_mul(unit)
-            .ok_or_else(|| DeviceError::misuse("ExpandableSegment::new", total, "address space size overflows"))?;
+        if size == 0 || !size.is_multiple_of(unit) {
+            return Err(DeviceError::misuse("ExpandableSegment::new", size, "size is not a multiple of the page size"));
+        }
         let base = device.reserve(size)?;
         let mut devices = vec![device.ordinal()];
         devices.extend(peers.iter().copied().filter(|p| *p != device.ordinal()));
-        Ok(ExpandableSegment { base, size, unit, stream, devices, pages: BTreeMap::new(), mapped_bytes: 0 })
+        Ok(ExpandableSegment {
+            base,
+            size,
+            unit,
+            stream,
+            devices,
+            pages: BTreeMap::new(),
+            mapped_bytes: 0,
+            unreleased: Vec::new(),
+        })
     }
 
     /// First address of the reservation.
@@ -442,12 +477,22 @@ impl ExpandableSegment {
             device.synchronize_stream(self.stream)?;
             ops.stream_syncs += 1;
         }
+        while let Some(p) = self.unreleased.pop() {
+            if let Err(e) = device.release_page(p.handle) {
+                self.unreleased.push(p);
+                return Err(e);
+            }
+            ops.released += 1;
+        }
         while let Some((&o, &p)) = self.pages.iter().next() {
             device.unmap(self.base + o, p.size)?;
             ops.unmapped += 1;
             self.pages.remove(&o);
             self.mapped_bytes -= p.size;
-            device.release_page(p.handle)?;
+            if let Err(e) = device.release_page(p.handle) {
+                self.unreleased.push(p);
+                return Err(e);
+            }
             ops.released += 1;
         }
         if self.size > 0 {
@@ -460,11 +505,26 @@ impl ExpandableSegment {
 
 /// Release pages that were unmapped and not reused.
 pub fn release_pages(device: &dyn Device, pages: Vec<Page>, ops: &mut PageOps) -> Result<(), DeviceError> {
+    let mut kept = Vec::new();
+    release_pages_keeping(device, pages, ops, &mut kept)
+}
+
+/// [`release_pages`], keeping the pages the driver failed to release in
+/// `kept` (for a later retry: nothing is lost).
+pub fn release_pages_keeping(
+    device: &dyn Device,
+    pages: Vec<Page>,
+    ops: &mut PageOps,
+    kept: &mut Vec<Page>,
+) -> Result<(), DeviceError> {
     let mut first_error = None;
     for p in pages {
         match device.release_page(p.handle) {
             Ok(()) => ops.released += 1,
-            Err(e) => first_error = first_error.or(Some(e)),
+            Err(e) => {
+                kept.push(p);
+                first_error = first_error.or(Some(e));
+            }
         }
     }
     first_error.map_or(Ok(()), Err)

@@ -46,7 +46,9 @@ pub fn round_size(size: u64, config: &Config) -> u64 {
         return MIN_BLOCK_SIZE;
     }
     let divisions = config.divisions_for(size);
-    if divisions > 1 && size > MIN_BLOCK_SIZE * divisions {
+    // Saturating: any power of two is accepted (as PyTorch does), and
+    // 512 * 2^63 must not wrap to a small bound.
+    if divisions > 1 && size > MIN_BLOCK_SIZE.saturating_mul(divisions) {
         roundup_power2_next_division(size, divisions)
     } else {
         size.div_ceil(MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE

@@ -74,6 +74,13 @@ pub trait Device: Send + Sync {
     /// Whether reserve / create_page / map are available. When false the
     /// allocator uses classic segments only.
     fn supports_virtual_memory(&self) -> bool;
+    /// Bytes of address space the allocator may hold reserved at once, all
+    /// reservations together (a real device's address space is finite; the
+    /// host's is the process's). The allocator sizes its reservations to
+    /// stay within it. Default: no limit the allocator needs to plan for.
+    fn address_space(&self) -> u64 {
+        u64::MAX
+    }
 
     /// Reserve `size` bytes of address space (no memory behind it).
     fn reserve(&self, size: u64) -> Result<DevicePtr>;

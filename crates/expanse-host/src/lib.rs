@@ -26,6 +26,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
 
+/// Address space the allocator may reserve on the host: half of x86-64's
+/// 128 TiB of user addresses (47 bits), leaving the rest to the process.
+/// The sim backend declares the same figure, so both replay alike.
+pub const ADDRESS_SPACE: u64 = 64 << 40;
+
 use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
 
 /// Default capacity: 16 GiB.
@@ -212,6 +217,10 @@ impl Device for HostDevice {
 
     fn total_memory(&self) -> u64 {
         self.capacity
+    }
+
+    fn address_space(&self) -> u64 {
+        ADDRESS_SPACE
     }
 
     fn free_memory(&self) -> u64 {

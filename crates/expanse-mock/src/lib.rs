@@ -49,6 +49,8 @@ struct State {
     /// Devices with access, per mapping base.
     access: HashMap<u64, Vec<u32>>,
     used: u64,
+    /// Bytes of address space reserved.
+    reserved: u64,
     events: HashMap<u64, Event>,
     hold_events: bool,
     calls: HashMap<Call, u64>,
@@ -91,6 +93,8 @@ pub struct MockDevice {
     granularity: u64,
     virtual_memory: bool,
     peers: Vec<u32>,
+    /// Address space all reservations together may take.
+    address_space: u64,
     state: Mutex<State>,
     check_leaks_at_drop: bool,
     strict_streams: bool,
@@ -105,6 +109,7 @@ impl MockDevice {
             granularity,
             virtual_memory: true,
             peers: Vec::new(),
+            address_space: u64::MAX,
             state: Mutex::new(State {
                 next_addr: BASE_ADDR,
                 next_id: 1,
@@ -127,6 +132,14 @@ impl MockDevice {
     /// Declare devices that may be given access to this device's memory.
     pub fn with_peers(mut self, peers: &[u32]) -> Self {
         self.peers = peers.to_vec();
+        self
+    }
+
+    /// Limit the address space all reservations together may take to
+    /// `bytes` (default: unlimited); a reserve past it fails as out of
+    /// memory, as on a real device.
+    pub fn with_address_space(mut self, bytes: u64) -> Self {
+        self.address_space = bytes;
         self
     }
 
@@ -186,6 +199,11 @@ impl MockDevice {
         for e in self.lock().events.values_mut() {
             e.done = true;
         }
+    }
+
+    /// Number of events recorded and not yet released (a leak at teardown).
+    pub fn live_events(&self) -> usize {
+        self.lock().events.len()
     }
 
     /// Number of events still pending.
@@ -360,6 +378,10 @@ impl Device for MockDevice {
         self.virtual_memory
     }
 
+    fn address_space(&self) -> u64 {
+        self.address_space
+    }
+
     fn reserve(&self, size: u64) -> Result<DevicePtr> {
         let mut s = self.lock();
         self.enter(&mut s, Call::Reserve)?;
@@ -368,9 +390,10 @@ impl Device for MockDevice {
         }
         let st = &mut *s;
         let r = st.ledger.reserve(size, |size| {
-            if size > 1 << 52 {
+            if size > 1 << 52 || st.reserved.saturating_add(size) > self.address_space {
                 return Err(DeviceError::OutOfMemory { call: "reserve", requested: size });
             }
+            st.reserved += size;
             Ok(bump(&mut st.next_addr, self.granularity, size))
         });
         Self::note(st, r)
@@ -379,8 +402,12 @@ impl Device for MockDevice {
     fn release_reservation(&self, base: DevicePtr, size: u64) -> Result<()> {
         let mut s = self.lock();
         self.enter(&mut s, Call::ReleaseReservation)?;
-        let r = s.ledger.release_reservation(base, size, || Ok(()));
-        Self::note(&mut s, r)
+        let st = &mut *s;
+        let r = st.ledger.release_reservation(base, size, || {
+            st.reserved -= size;
+            Ok(())
+        });
+        Self::note(st, r)
     }
 
     fn create_page(&self, size: u64) -> Result<PageHandle> {

@@ -10,7 +10,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages, ExpandableSegment};
+use crate::expandable_segment::release_pages_keeping;
 use crate::pool::UnmappedKey;
 
 impl DeviceAllocator {
@@ -132,10 +132,8 @@ impl DeviceAllocator {
             }
         }
         let unit = self.page_unit(pool);
-        let seg = match ExpandableSegment::new(self.device.as_ref(), stream, unit, &self.peers) {
-            Ok(s) => s,
-            Err(e) if e.is_out_of_memory() => return Ok(None),
-            Err(e) => return Err(e.into()),
+        let Some(seg) = self.reserve_segment(stream, unit, size)? else {
+            return Ok(None);
         };
         let slot = match self.segments.iter().position(Option::is_none) {
             Some(i) => i,
@@ -168,10 +166,11 @@ impl DeviceAllocator {
         let seg = self.segments[slot].as_mut().expect("live segment");
         let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);
         // Pages taken for moving but not placed go back to the device.
-        let released = release_pages(device.as_ref(), supply, &mut self.stats.pages);
+        let released =
+            release_pages_keeping(device.as_ref(), supply, &mut self.stats.pages, &mut self.unreleased_pages);
         let range = mapped?;
-        released?;
         if range.size == 0 {
+            released?;
             return Ok(false);
         }
         debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
@@ -191,6 +190,9 @@ impl DeviceAllocator {
         self.stats.reserved_bytes.increase(b.pool, range.size);
         self.note_high_water(b.pool);
         self.stats.num_device_alloc += 1;
+        // A page the driver failed to release is kept for teardown; the
+        // mapping above stands and the blocks say so.
+        released?;
         Ok(true)
     }
 

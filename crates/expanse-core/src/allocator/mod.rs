@@ -20,6 +20,7 @@
 //! outside effect is calls on the [`Device`].
 #![forbid(unsafe_code)]
 
+mod address_space;
 mod growth;
 mod invariants;
 mod moving;
@@ -114,8 +115,16 @@ pub struct DeviceAllocator {
     allowed_memory_maximum: u64,
     peers: Vec<u32>,
     oom_observers: Vec<OomObserver>,
+    /// Pages (taken off every segment) the driver failed to release,
+    /// tried again at teardown.
+    unreleased_pages: Vec<crate::expandable_segment::Page>,
+    /// Events the driver failed to release, tried again at teardown.
+    unreleased_events: Vec<EventId>,
     /// Errors met while tearing down, reported by `Drop`.
     teardown_errors: Vec<String>,
+    /// Set when a reservation did not fit in the device's address space
+    /// during the current malloc (reported instead of out-of-memory).
+    exhausted: Option<address_space::Exhausted>,
     /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
     /// never reset.
     high_water: [u64; 2],
@@ -160,8 +169,11 @@ impl DeviceAllocator {
             peers: Vec::new(),
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
+            unreleased_events: Vec::new(),
+            unreleased_pages: Vec::new(),
             high_water: [0; 2],
             private: private_pools::PrivatePools::default(),
+            exhausted: None,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -245,6 +257,7 @@ impl DeviceAllocator {
         } else {
             self.process_events()?;
         }
+        self.exhausted = None;
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
@@ -260,6 +273,7 @@ impl DeviceAllocator {
         if !found {
             // Last resort: free every cached block and retry.
             self.release_cached_blocks()?;
+            self.exhausted = None;
             found = self.alloc_block(&mut p, true)?;
         }
         if !found {
@@ -270,6 +284,13 @@ impl DeviceAllocator {
     }
 
     fn alloc_found_block(&mut self, p: &Request, id: BlockId, orig_size: u64) -> Result<u64, AllocError> {
+        // Wait first, while the block is whole: if the device fails, the
+        // block goes back to its pool untouched (a split block's front keeps
+        // the same users, so the waits are the same).
+        if let Err(e) = self.order_reuse(id, p.stream) {
+            self.insert_into_pool(id);
+            return Err(e);
+        }
         let st = p.pool;
         let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
@@ -294,7 +315,7 @@ impl DeviceAllocator {
             self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);
         }
-        self.order_reuse(id, p.stream)?;
+        self.claim(id, p.stream);
         let b = self.blocks.get_mut(id);
         b.allocated = true;
         b.requested = orig_size;

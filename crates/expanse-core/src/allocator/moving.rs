@@ -9,7 +9,7 @@ use expanse_device::StreamId;
 use super::DeviceAllocator;
 use crate::block::{BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages, Page};
+use crate::expandable_segment::{release_pages_keeping, Page};
 use crate::pool::FreeKey;
 
 /// Which free block gives its pages first: the greatest rank. Small-pool
@@ -74,8 +74,20 @@ impl DeviceAllocator {
                 got += s;
             }
             let Some(lo) = lo else { continue };
-            let pages = self.unmap_block_range(id, lo, hi - lo)?;
-            supply.extend(pages);
+            match self.unmap_block_range(id, lo, hi - lo) {
+                Ok(pages) => supply.extend(pages),
+                Err(e) => {
+                    // The pages taken so far go back to the device.
+                    let device = Arc::clone(&self.device);
+                    let _ = release_pages_keeping(
+                        device.as_ref(),
+                        supply,
+                        &mut self.stats.pages,
+                        &mut self.unreleased_pages,
+                    );
+                    return Err(e);
+                }
+            }
         }
         Ok(supply)
     }
@@ -164,7 +176,7 @@ impl DeviceAllocator {
         let b = self.blocks.get(id);
         let (addr, size) = (b.addr, b.size);
         let pages = self.unmap_block_range(id, addr, size)?;
-        release_pages(self.device.as_ref(), pages, &mut self.stats.pages)?;
+        release_pages_keeping(self.device.as_ref(), pages, &mut self.stats.pages, &mut self.unreleased_pages)?;
         Ok(())
     }
 }

@@ -24,6 +24,14 @@ pub type OomObserver = Arc<dyn Fn(&OomInfo) + Send + Sync>;
 impl DeviceAllocator {
     /// Count the failure, tell the observers and describe it.
     pub(super) fn out_of_memory(&mut self, p: &Request) -> AllocError {
+        if let Some(x) = self.exhausted.take() {
+            return AllocError::AddressSpace {
+                device: self.device.ordinal(),
+                requested: x.needed,
+                reserved: x.reserved,
+                limit: x.limit,
+            };
+        }
         self.stats.num_ooms += 1;
         let total = self.device.total_memory();
         let device_free = self.device.free_memory();

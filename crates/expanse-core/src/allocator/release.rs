@@ -171,8 +171,10 @@ impl DeviceAllocator {
         if let Err(e) = self.device.synchronize() {
             self.teardown_errors.push(format!("synchronize: {e}"));
         }
-        for (_, q) in self.events.drain() {
-            for PendingEvent { event, .. } in q {
+        let unreleased = std::mem::take(&mut self.unreleased_events);
+        let pending = self.events.drain().flat_map(|(_, q)| q).map(|PendingEvent { event, .. }| event);
+        for event in unreleased.into_iter().chain(pending.collect::<Vec<_>>()) {
+            {
                 if let Err(e) = self.device.release_event(event) {
                     self.teardown_errors.push(format!("releasing event {event:?}: {e}"));
                 }
@@ -185,6 +187,11 @@ impl DeviceAllocator {
             }
         }
         self.segments.clear();
+        for p in std::mem::take(&mut self.unreleased_pages) {
+            if let Err(e) = device.release_page(p.handle) {
+                self.teardown_errors.push(format!("releasing page {:?}: {e}", p.handle));
+            }
+        }
         let classic: Vec<u64> =
             self.blocks.iter().filter(|(_, b)| !b.is_expandable() && b.prev.is_none()).map(|(_, b)| b.addr).collect();
         for addr in classic {

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use expanse_device::StreamId;
+use expanse_device::{EventId, StreamId};
 
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::BlockId;
@@ -15,28 +15,31 @@ use crate::pool::FreeKey;
 impl DeviceAllocator {
     /// Order `stream`'s coming work after every other stream that may still
     /// touch block `id`: an event recorded on each, waited on by `stream`
-    /// (no host wait). Then `stream` is the block's only user.
+    /// (no host wait). Changes nothing of the allocator's state, so a failed
+    /// call leaves the block exactly where it was; [`Self::claim`] then
+    /// makes `stream` the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         let users = &self.blocks.get(id).last_use;
         if users.iter().all(|s| s == stream) {
-            if users.is_empty() {
-                self.blocks.get_mut(id).last_use.insert(stream);
-            }
             return Ok(());
         }
         let others: Vec<StreamId> = users.iter().filter(|s| *s != stream).collect();
         for other in others {
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
-            let released = self.device.release_event(e);
+            let released = self.release_event(e);
             waited?;
             released?;
             self.stats.cross_stream_waits += 1;
         }
+        Ok(())
+    }
+
+    /// `stream` is now the only user of block `id` (after `order_reuse`).
+    pub(super) fn claim(&mut self, id: BlockId, stream: StreamId) {
         let b = self.blocks.get_mut(id);
         b.last_use.clear();
         b.last_use.insert(stream);
-        Ok(())
     }
 
     /// When the policy lends and the request's stream has no cached block that fits,
@@ -123,8 +126,10 @@ impl DeviceAllocator {
                     break;
                 }
                 self.events.get_mut(&s).expect("queue").pop_front();
-                self.device.release_event(e)?;
+                // The event completed: the block is done with it even if
+                // the driver fails to release it (kept for teardown).
                 self.event_done(id);
+                self.release_event(e)?;
             }
             if self.events.get(&s).is_some_and(VecDeque::is_empty) {
                 self.events.remove(&s);
@@ -146,10 +151,22 @@ impl DeviceAllocator {
     pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
         self.device.synchronize()?;
         let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
+        let mut first_error = Ok(());
         for PendingEvent { event: e, block: id } in all {
-            self.device.release_event(e)?;
             self.event_done(id);
+            if let Err(err) = self.release_event(e) {
+                first_error = first_error.and(Err(err));
+            }
         }
-        Ok(())
+        first_error
+    }
+
+    /// Release event `e`; one the driver failed to release is kept and
+    /// tried again at teardown, so nothing is lost.
+    pub(super) fn release_event(&mut self, e: EventId) -> Result<(), AllocError> {
+        self.device.release_event(e).map_err(|err| {
+            self.unreleased_events.push(e);
+            err.into()
+        })
     }
 }
