@@ -146,6 +146,11 @@ fn cmd_replay(args: &[String]) -> Result<(), String> {
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
         println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
         println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
+        println!(
+            "mean reserved    {} ({} bytes, time-weighted: mean over events)",
+            gib(r.time_weighted_reserved_bytes),
+            r.time_weighted_reserved_bytes
+        );
         println!("fragmentation    {:.4} (peak reserved / peak requested)", r.fragmentation());
         println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
         println!(
