@@ -1,6 +1,9 @@
 //! The `expanse` command.
 
 mod backends;
+mod capacity;
+mod corpus;
+mod corpus_table;
 mod replay;
 mod trace;
 
@@ -20,8 +23,14 @@ USAGE:
 
 COMMANDS:
     replay TRACE     Replay an allocation trace and report fragmentation and speed
-    compare TRACE... Replay traces under PyTorch's native, PyTorch's expandable
-                     and expanse's default allocator and print a table
+    compare DIR|TRACE...
+                     With a corpus.json next to the traces (or a folder): per
+                     trace, PyTorch's recorded figures, expanse's default, its
+                     driver estimate against expanse in PyTorch-expandable mode
+                     and the smallest capacity each needs; geometric means and
+                     wins per split (--no-capacity skips the capacity search).
+                     Otherwise: expanse in PyTorch-native mode, in
+                     PyTorch-expandable mode and its default, per trace
     bench            Time the allocator's hot path (cached malloc + free pairs
                      and a mixed pattern) under PyTorch's and expanse's modes
     backends [--json] List every backend, whether it is usable here, and why not
@@ -172,8 +181,8 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
         return Err("compare needs at least one trace file".into());
     }
     let modes: [(&str, Config); 3] = [
-        ("pytorch native", Config::pytorch_native()),
-        ("pytorch expandable", Config::pytorch_expandable()),
+        ("expanse in PyTorch-native mode", Config::pytorch_native()),
+        ("expanse in PyTorch-expandable mode", Config::pytorch_expandable()),
         ("expanse", config_of(&o.conf)?),
     ];
     if !o.json {
@@ -210,7 +219,10 @@ fn cmd_compare(args: &[String]) -> Result<(), String> {
             }
         }
         if ests[1] > 0.0 {
-            logs.push(format!("{name}: expanse driver estimate is {:.2}x PyTorch expandable's", ests[2] / ests[1]));
+            logs.push(format!(
+                "{name}: expanse driver estimate is {:.2}x expanse in PyTorch-expandable mode's",
+                ests[2] / ests[1]
+            ));
         }
     }
     for l in logs {
@@ -281,7 +293,7 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("replay") => cmd_replay(&args[1..]),
-        Some("compare") => cmd_compare(&args[1..]),
+        Some("compare") => corpus::cmd_compare(&args[1..]),
         Some("bench") => cmd_bench(&args[1..]),
         Some("backends") => backends::cmd_backends(&args[1..]),
         Some(other) => Err(format!("unknown command '{other}' (see 'expanse help')")),
