@@ -1,6 +1,9 @@
 //! The `expanse` command.
 
 mod backends;
+mod capacity;
+mod corpus;
+mod corpus_table;
 mod replay;
 mod trace;
 
@@ -21,8 +24,14 @@ USAGE:
 
 COMMANDS:
     replay TRACE     Replay an allocation trace and report fragmentation and speed
-    compare TRACE... Replay traces under PyTorch's native, PyTorch's expandable
-                     and expanse's default allocator and print a table
+    compare DIR|TRACE...
+                     With a corpus.json next to the traces (or a folder): per
+                     trace, PyTorch's recorded figures, expanse's default, its
+                     driver estimate against expanse in PyTorch-expandable mode
+                     and the smallest capacity each needs; geometric means and
+                     wins per split (--no-capacity skips the capacity search).
+                     Otherwise: expanse in PyTorch-native mode, in
+                     PyTorch-expandable mode and its default, per trace
     bench            Time the allocator's hot path (cached malloc + free pairs
                      and a mixed pattern) under PyTorch's and expanse's modes
     backends [--json] List every backend, whether it is usable here, and why not
@@ -157,6 +166,11 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
         println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
         println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
+        println!(
+            "mean reserved    {} ({} bytes, time-weighted: mean over events)",
+            gib(r.time_weighted_reserved_bytes),
+            r.time_weighted_reserved_bytes
+        );
         println!("fragmentation    {:.4} (peak reserved / peak requested)", r.fragmentation());
         println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
         println!(
@@ -178,8 +192,8 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
         return Err("compare needs at least one trace file".into());
     }
     let modes: [(&str, Config); 3] = [
-        ("pytorch native", Config::pytorch_native()),
-        ("pytorch expandable", Config::pytorch_expandable()),
+        ("expanse in PyTorch-native mode", Config::pytorch_native()),
+        ("expanse in PyTorch-expandable mode", Config::pytorch_expandable()),
         ("expanse", config_of(&o.conf)?),
     ];
     if !o.json {
@@ -216,7 +230,10 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
             }
         }
         if ests[1] > 0.0 {
-            logs.push(format!("{name}: expanse driver estimate is {:.2}x PyTorch expandable's", ests[2] / ests[1]));
+            logs.push(format!(
+                "{name}: expanse driver estimate is {:.2}x expanse in PyTorch-expandable mode's",
+                ests[2] / ests[1]
+            ));
         }
     }
     for l in logs {
@@ -288,7 +305,7 @@ fn run(args: &[OsString]) -> Result<(), String> {
             Ok(())
         }
         Some(Ok("replay")) => cmd_replay(&args[1..]),
-        Some(Ok("compare")) => cmd_compare(&args[1..]),
+        Some(Ok("compare")) => corpus::cmd_compare(&args[1..]),
         Some(Ok("bench")) => cmd_bench(&args[1..]),
         Some(Ok("backends")) => backends::cmd_backends(&args[1..]),
         Some(Ok(other)) => Err(format!("unknown command '{other}' (see 'expanse help')")),

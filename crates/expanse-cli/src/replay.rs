@@ -17,6 +17,10 @@ pub struct Report {
     pub peak_allocated_bytes: u64,
     pub peak_reserved_bytes: u64,
     pub final_reserved_bytes: u64,
+    /// Mean of reserved bytes over the events replayed, each event weighing
+    /// the same (the trace has no clock: "time" is the event index),
+    /// sampled after every event.
+    pub time_weighted_reserved_bytes: u64,
     pub num_alloc_retries: u64,
     pub num_ooms: u64,
     pub seconds: f64,
@@ -55,6 +59,7 @@ impl Report {
             "peak_allocated_bytes": self.peak_allocated_bytes,
             "peak_reserved_bytes": self.peak_reserved_bytes,
             "final_reserved_bytes": self.final_reserved_bytes,
+            "time_weighted_reserved_bytes": self.time_weighted_reserved_bytes,
             "fragmentation": self.fragmentation(),
             "num_alloc_retries": self.num_alloc_retries,
             "num_ooms": self.num_ooms,
@@ -87,6 +92,7 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
     let mut peak_requested = 0u64;
     let mut oom = None;
     let mut done = 0usize;
+    let mut reserved_sum = 0u128;
     let start = Instant::now();
     for (i, ev) in trace.events.iter().enumerate() {
         match *ev {
@@ -111,6 +117,7 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
             }
         }
         done += 1;
+        reserved_sum += u128::from(alloc.reserved_bytes());
     }
     let seconds = start.elapsed().as_secs_f64();
     let s = alloc.stats();
@@ -120,6 +127,7 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
         peak_allocated_bytes: s.allocated_bytes.all.peak as u64,
         peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
         final_reserved_bytes: s.reserved_bytes.all.current as u64,
+        time_weighted_reserved_bytes: if done == 0 { 0 } else { (reserved_sum / done as u128) as u64 },
         num_alloc_retries: s.num_alloc_retries,
         num_ooms: s.num_ooms,
         seconds,

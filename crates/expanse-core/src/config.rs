@@ -53,6 +53,14 @@ pub struct Config {
     /// stays below this multiple of what PyTorch's uniform pages would cost
     /// for the same high-water marks (0 turns moving off).
     pub move_budget: f64,
+    /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
+    /// spirit of cudaMallocAsync's release threshold): once reserved minus
+    /// allocated bytes exceed this, wholly free pages of expandable segments
+    /// are unmapped and released, largest free block first, after
+    /// synchronizing the streams that last used them, until the cache is
+    /// back at the threshold. `None` (the default): nothing is released
+    /// until `empty_cache` or an out-of-memory retry.
+    pub release_threshold: Option<u64>,
 }
 
 impl Default for Config {
@@ -70,6 +78,7 @@ impl Default for Config {
             min_grow_size: 2 * MIB,
             max_page_size: 40 * MIB,
             move_budget: 1.75,
+            release_threshold: None,
         }
     }
 }
@@ -134,6 +143,7 @@ const KNOWN_KEYS: &[&str] = &[
     "min_grow_size_mb",
     "max_page_size_mb",
     "move_budget",
+    "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
     "pinned_use_cuda_host_register",
@@ -292,6 +302,10 @@ impl Config {
                 }
                 self.move_budget = f;
             }
+            "release_threshold_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
+                self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
+            }
             "backend" => {
                 if value != "native" {
                     return Err(bad("native (expanse is itself the backend)"));
@@ -361,6 +375,9 @@ impl Config {
             put(v != dv, key, (v / MIB).to_string());
         }
         put(self.move_budget != d.move_budget, "move_budget", self.move_budget.to_string());
+        if let Some(t) = self.release_threshold {
+            put(true, "release_threshold_mb", (t / MIB).to_string());
+        }
         parts.join(",")
     }
 }
@@ -499,6 +516,7 @@ mod tests {
             fraction in proptest::option::of(0.0f64..=1.0),
             pages in (page_size(), page_size(), page_size(), page_size()),
             move_budget in prop_oneof![Just(0.0), 0.0f64..100.0],
+            release_mb in proptest::option::of(0u64..1 << 20),
         ) -> Config {
             Config {
                 expandable_segments,
@@ -513,6 +531,7 @@ mod tests {
                 min_grow_size: pages.2.min(pages.3),
                 max_page_size: pages.2.max(pages.3),
                 move_budget,
+                release_threshold: release_mb.map(|mb| mb * MIB),
             }
         }
     }
@@ -551,6 +570,11 @@ mod tests {
         assert_eq!(c.divisions_for(1 << 40), 1);
         let c = Config::parse("roundup_power2_divisions:4").unwrap();
         assert!(c.roundup_power2_divisions.iter().all(|d| *d == 4));
+        assert_eq!(Config::default().release_threshold, None);
+        let c = Config::parse("release_threshold_mb:512").unwrap();
+        assert_eq!(c.release_threshold, Some(512 * MIB));
+        assert!(c.to_conf_string().contains("release_threshold_mb:512"));
+        assert_eq!(Config::parse("release_threshold_mb:0").unwrap().release_threshold, Some(0));
     }
 
     #[test]
@@ -575,6 +599,9 @@ mod tests {
             ("large_page_size_mb:3", "large_page_size_mb"),
             ("move_budget:-1", "move_budget"),
             ("move_budget:inf", "move_budget"),
+            ("release_threshold_mb:-1", "release_threshold_mb"),
+            ("release_threshold_mb:1.5", "release_threshold_mb"),
+            ("release_threshold_mb:99999999999999", "release_threshold_mb"),
         ] {
             match Config::parse(s) {
                 Err(ConfigError::BadValue { key: k, expected, .. }) => {

@@ -110,13 +110,30 @@ pub enum LendPolicy {
     AcrossStreams,
 }
 
-/// What garbage collection considers.
+/// What garbage collection considers, and when idle cached memory goes
+/// back to the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReleasePolicy {
     /// Whether free expandable blocks count in the average age that decides
     /// which classic segments are old enough to free (PyTorch: yes; they
     /// are never freed by it either way).
     pub gc_ages_include_expandable: bool,
+    /// Cached bytes (reserved minus allocated) kept before wholly free
+    /// pages of expandable segments are released, at `free` and at
+    /// `malloc` entry, once their streams are synchronized
+    /// (`release_threshold_mb`). `None`: never (every mode's default).
+    pub threshold: Option<u64>,
+}
+
+impl ReleasePolicy {
+    /// Bytes to release now, given `reserved` and `allocated` bytes: the
+    /// cached bytes above the threshold (0 when the rule is off).
+    pub fn excess(&self, reserved: u64, allocated: u64) -> u64 {
+        match self.threshold {
+            Some(t) => reserved.saturating_sub(allocated).saturating_sub(t),
+            None => 0,
+        }
+    }
 }
 
 impl Policy {
@@ -134,7 +151,7 @@ impl Policy {
             moving: MovePolicy::Never,
             lending: LendPolicy::Never,
             oversize_rules_on_expandable: true,
-            release: ReleasePolicy { gc_ages_include_expandable: true },
+            release: ReleasePolicy { gc_ages_include_expandable: true, threshold: config.release_threshold },
         }
     }
 
@@ -159,7 +176,7 @@ impl Policy {
             moving: MovePolicy::WithinBudget(budget),
             lending: LendPolicy::AcrossStreams,
             oversize_rules_on_expandable: false,
-            release: ReleasePolicy { gc_ages_include_expandable: false },
+            release: ReleasePolicy { gc_ages_include_expandable: false, threshold: config.release_threshold },
         }
     }
 

@@ -256,6 +256,10 @@ impl DeviceAllocator {
             }
         } else {
             self.process_events()?;
+            if self.policy.release.threshold.is_some() {
+                // Blocks whose events just completed are idle now.
+                self.release_over_threshold()?;
+            }
         }
         self.exhausted = None;
         let size = round_size(orig_size, &self.config);
@@ -355,11 +359,14 @@ impl DeviceAllocator {
             self.stats.oversize_allocations.decrease(1);
         }
         if !self.blocks.get(id).stream_uses.is_empty() {
-            self.insert_events(id)
+            self.insert_events(id)?;
         } else {
             self.free_block(id);
-            Ok(())
         }
+        if self.policy.release.threshold.is_some() {
+            self.release_over_threshold()?;
+        }
+        Ok(())
     }
 
     /// Give device `peer` access to all memory of this device, now and

@@ -126,7 +126,7 @@ impl DeviceAllocator {
     /// Unmap the pages wholly inside `[addr, addr + size)` of free block
     /// `id`; the block is split around the unmapped part, which merges
     /// with unmapped neighbours. Returns the unmapped pages, still alive.
-    fn unmap_block_range(&mut self, id: BlockId, addr: u64, size: u64) -> Result<Vec<Page>, AllocError> {
+    pub(super) fn unmap_block_range(&mut self, id: BlockId, addr: u64, size: u64) -> Result<Vec<Page>, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
             return Ok(Vec::new());

@@ -1,11 +1,13 @@
-//! Release: `empty_cache`, the oversize release of the out-of-memory
-//! path, garbage collection of old classic segments, and teardown.
+//! Release: `empty_cache`, the opt-in release above a threshold, the
+//! oversize release of the out-of-memory path, garbage collection of old
+//! classic segments, and teardown.
 
 use std::sync::Arc;
 
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
+use crate::expandable_segment::release_pages;
 use crate::pool::FreeKey;
 
 /// A free classic segment as garbage collection sees it.
@@ -47,6 +49,61 @@ impl DeviceAllocator {
         for id in to_unmap {
             self.unmap_block(id)?;
             self.release_expandable_segment(id)?;
+        }
+        Ok(())
+    }
+
+    /// The release threshold's rule ([`ReleasePolicy::threshold`]): while
+    /// cached bytes (reserved minus allocated) exceed the threshold, unmap
+    /// and release wholly free pages of expandable segments, from the top
+    /// of the largest free block first (highest address among equals), only
+    /// as many pages as the excess needs. Each unmap first synchronizes the
+    /// segment's stream and every stream that last used the block, so the
+    /// pages are idle when they go (counted in `pages.stream_syncs`).
+    /// Nothing happens during graph capture, where no stream may be
+    /// synchronized. Called at `free` and at `malloc` entry when a
+    /// threshold is set.
+    ///
+    /// [`ReleasePolicy::threshold`]: crate::policy::ReleasePolicy::threshold
+    pub(super) fn release_over_threshold(&mut self) -> Result<(), AllocError> {
+        let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
+        let mut excess = self.policy.release.excess(self.reserved, allocated);
+        if excess == 0 || self.private.capturing() {
+            return Ok(());
+        }
+        let mut candidates: Vec<(u64, u64, BlockId)> = self
+            .pools
+            .iter()
+            .flat_map(|p| p.free.iter())
+            .filter(|k| self.blocks.get(k.block).is_expandable())
+            .map(|k| (k.size, k.addr, k.block))
+            .collect();
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, _, id) in candidates {
+            if excess == 0 {
+                break;
+            }
+            let b = self.blocks.get(id);
+            let (end, SegmentRef::Expandable(slot)) = (b.end(), b.segment) else {
+                continue;
+            };
+            let pages = self.segments[slot].as_ref().expect("live segment").pages_within(b.addr, b.size);
+            // The fewest pages from the block's top that cover the excess.
+            let (mut start, mut bytes) = (end, 0u64);
+            for &(addr, size) in pages.iter().rev() {
+                if bytes >= excess {
+                    break;
+                }
+                start = addr;
+                bytes += size;
+            }
+            if bytes == 0 {
+                continue;
+            }
+            let released = self.unmap_block_range(id, start, end - start)?;
+            release_pages(self.device.as_ref(), released, &mut self.stats.pages)?;
+            self.release_expandable_segment(id)?;
+            excess = excess.saturating_sub(bytes);
         }
         Ok(())
     }
