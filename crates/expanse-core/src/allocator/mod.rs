@@ -24,6 +24,7 @@ mod growth;
 mod invariants;
 mod moving;
 mod oom;
+mod recording;
 mod release;
 mod search;
 mod streams;
@@ -38,6 +39,7 @@ use crate::block::{Arena, Block, BlockId, PoolKind, SegmentRef};
 use crate::config::Config;
 use crate::error::AllocError;
 use crate::expandable_segment::ExpandableSegment;
+use crate::history::{Action, History};
 use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
@@ -117,6 +119,8 @@ pub struct DeviceAllocator {
     /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
     /// never reset.
     high_water: [u64; 2],
+    /// The allocation history, when recorded (`recording.rs`).
+    history: Option<Box<History>>,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -157,6 +161,7 @@ impl DeviceAllocator {
             oom_observers: Vec::new(),
             teardown_errors: Vec::new(),
             high_water: [0; 2],
+            history: None,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -297,6 +302,7 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
         }
+        self.record(Action::Alloc, addr, orig_size, p.stream);
         Ok(addr)
     }
 
@@ -313,8 +319,8 @@ impl DeviceAllocator {
         };
         let b = self.blocks.get_mut(id);
         b.allocated = false;
-        let (pool, size, requested) = (b.pool, b.size, b.requested);
-        b.requested = 0;
+        let (pool, size, requested, stream) = (b.pool, b.size, b.requested, b.stream);
+        self.record(Action::FreeRequested, ptr, requested, stream);
         let st = pool;
         self.stats.allocation.decrease(st, 1);
         self.stats.allocated_bytes.decrease(st, size);

@@ -10,6 +10,7 @@ use super::DeviceAllocator;
 use crate::block::{BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
 use crate::expandable_segment::{release_pages, Page};
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 /// Which free block gives its pages first: the greatest rank. Small-pool
@@ -75,6 +76,7 @@ impl DeviceAllocator {
             }
             let Some(lo) = lo else { continue };
             let pages = self.unmap_block_range(id, lo, hi - lo)?;
+            self.record(Action::PageMove, lo, pages.iter().map(|p| p.size).sum(), self.blocks.get(id).stream);
             supply.extend(pages);
         }
         Ok(supply)
@@ -156,6 +158,7 @@ impl DeviceAllocator {
         self.reserved -= range.size;
         self.stats.reserved_bytes.decrease(b.pool, range.size);
         self.stats.num_device_free += 1;
+        self.record(Action::SegmentUnmap, range.addr, range.size, b.stream);
         Ok(pages)
     }
 
