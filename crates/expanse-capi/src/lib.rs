@@ -20,6 +20,9 @@ use std::sync::OnceLock;
 use expanse_backends::{Backend, BackendKind};
 use expanse_core::{CachingAllocator, StreamId};
 
+mod snapshot;
+pub use snapshot::{expanse_dump_snapshot, expanse_record_history};
+
 struct Global {
     allocator: CachingAllocator,
     backend: Backend,
