@@ -15,6 +15,8 @@ pub struct Run<'a> {
     pub samples: &'a [Sample],
 }
 
+/// The legend's colour of a line drawn in every run's colour.
+const GREY: RGBColor = RGBColor(128, 128, 128);
 const GIB: f64 = (1u64 << 30) as f64;
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 720;
@@ -106,6 +108,7 @@ where
         let dashed = chart.draw_series(DashedLineSeries::new(gib(|s| s.allocated, r), 6, 4, c.stroke_width(1)))?;
         if i == 0 {
             let label = if several { "allocated (dashed, each allocator's colour)" } else { "allocated (dashed)" };
+            let c = if several { GREY } else { c };
             dashed.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
         }
     }
@@ -164,6 +167,7 @@ where
         let dashed = chart.draw_series(DashedLineSeries::new(count(|s| s.pages_moved, r), 6, 4, c.stroke_width(1)))?;
         if i == 0 {
             let label = if several { "pages moved (dashed, each allocator's colour)" } else { "pages moved (dashed)" };
+            let c = if several { GREY } else { c };
             dashed.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
         }
     }
