@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 /// A free classic segment as garbage collection sees it.
@@ -83,6 +84,7 @@ impl DeviceAllocator {
             self.stats.oversize_segments.decrease(1);
         }
         self.stats.num_device_free += 1;
+        self.record(Action::SegmentFree, b.addr, b.size, b.stream);
         Ok(())
     }
 
