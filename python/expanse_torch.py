@@ -6,6 +6,9 @@
     expanse_torch.memory_stats()     # PyTorch's keys, from expanse
     expanse_torch.empty_cache()
     expanse_torch.enable_peer_access(0, 1)
+    expanse_torch.record_history()   # then, later:
+    expanse_torch.dump_snapshot("snapshot.pickle")
+    # python -m torch.cuda._memory_viz trace_plot snapshot.pickle -o out.html
 
 The library is found at `path`, else $EXPANSE_LIB, else the repository's
 target/release/libexpanse.so. The backend is chosen by EXPANSE_BACKEND and
@@ -49,6 +52,10 @@ def lib(path=None):
         l.expanse_backend.restype = ctypes.c_char_p
         l.expanse_last_error.restype = ctypes.c_char_p
         l.expanse_clear_last_error.restype = None
+        l.expanse_record_history.restype = ctypes.c_int
+        l.expanse_record_history.argtypes = [ctypes.c_int, ctypes.c_size_t]
+        l.expanse_dump_snapshot.restype = ctypes.c_int
+        l.expanse_dump_snapshot.argtypes = [ctypes.c_char_p]
         _lib = l
     return _lib
 
@@ -116,3 +123,29 @@ def set_memory_fraction(fraction, device=0):
 def enable_peer_access(device, peer):
     """Let `device` read and write `peer`'s memory (driver and every page)."""
     _check(lib().expanse_enable_peer_access(device, peer) == 0, f"enable_peer_access({device}, {peer})")
+
+
+def record_history(enabled=True, max_entries=0):
+    """Record the allocation history (off by default): a ring buffer of at
+    most max_entries entries per device (0: no bound). enabled=False stops
+    recording and forgets it. Like torch.cuda.memory._record_memory_history."""
+    _check(lib().expanse_record_history(1 if enabled else 0, max_entries) == 0, "record_history")
+
+
+def dump_snapshot(path):
+    """Write a snapshot (segments, blocks, history) to path: the pickle that
+    torch.cuda._memory_viz and pytorch.org/memory_viz read. Like
+    torch.cuda.memory._dump_snapshot."""
+    _check(lib().expanse_dump_snapshot(os.fsencode(path)) == 0, f"dump_snapshot({path!r})")
+
+
+def snapshot():
+    """The snapshot as a dict, like torch.cuda.memory._snapshot()."""
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "snapshot.pickle")
+        dump_snapshot(path)
+        with open(path, "rb") as f:
+            return pickle.load(f)

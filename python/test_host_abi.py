@@ -172,5 +172,45 @@ def nested_stats_match_pytorch_shape():
     assert flatten("", nested, {}) == flat
 
 
+@test
+def history_and_snapshot():
+    import pickle
+    import tempfile
+
+    ex.record_history(True, 1000)
+    p = l.expanse_alloc(5 << 20, 0, None)
+    assert p, ex.last_error()
+    l.expanse_free(p, 0, 0, None)
+    q = l.expanse_alloc(700, 0, None)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.pickle")
+        ex.dump_snapshot(path)
+        with open(path, "rb") as f:
+            s = pickle.load(f)
+    assert set(s) == {"segments", "device_traces"}, sorted(s)
+    trace = s["device_traces"][0]
+    actions = [(e["action"], e["addr"], e["size"]) for e in trace]
+    assert ("alloc", p, 5 << 20) in actions, actions
+    assert ("free_requested", p, 5 << 20) in actions
+    assert ("free_completed", p, 5 << 20) in actions
+    assert actions[-2] == ("alloc", q, 700) and actions[-1][0] == "snapshot", actions[-3:]
+    blocks = [b for seg in s["segments"] for b in seg["blocks"] if b["state"] == "active_allocated"]
+    assert [(b["address"], b["requested_size"]) for b in blocks] == [(q, 700)], blocks
+    ex.record_history(False)
+    assert ex.snapshot()["device_traces"][0] == [], "history forgotten when disabled"
+    l.expanse_free(q, 0, 0, None)
+
+
+@test
+def dump_snapshot_errors_are_reported():
+    try:
+        ex.dump_snapshot("/nonexistent/dir/s.pickle")
+    except RuntimeError as e:
+        assert "/nonexistent/dir/s.pickle" in str(e), e
+    else:
+        raise AssertionError("dump to a missing directory succeeded")
+    assert l.expanse_dump_snapshot(None) == -1 and "null" in ex.last_error()
+
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -97,6 +97,17 @@ int expanse_end_allocate_to_pool(int device, unsigned long long id0, unsigned lo
 /* Give back one use of pool (id0, id1). */
 int expanse_release_pool(int device, unsigned long long id0, unsigned long long id1);
 
+/* Record the allocation history of every device (enabled != 0) in a ring
+ * buffer of at most max_entries entries per device (0: no bound), or stop
+ * recording and forget it (enabled == 0). Off by default. 0, or -1 on
+ * error. */
+int expanse_record_history(int enabled, size_t max_entries);
+
+/* Write a snapshot of every device (segments, blocks and the recorded
+ * history) to the file path, as the pickle PyTorch's memory viewer reads
+ * (torch.cuda._memory_viz, pytorch.org/memory_viz). 0, or -1 on error. */
+int expanse_dump_snapshot(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,7 +23,9 @@ use std::sync::OnceLock;
 use expanse_backends::{Backend, BackendKind};
 use expanse_core::{CachingAllocator, StreamId};
 
+mod snapshot;
 mod xpu;
+pub use snapshot::{expanse_dump_snapshot, expanse_record_history};
 pub use xpu::{expanse_xpu_alloc, expanse_xpu_free};
 
 struct Global {

@@ -13,7 +13,7 @@ pub const STEP: u64 = 2 << 20;
 /// `capacity` bytes. Errors other than running out of memory are errors.
 pub fn completes(trace: &Trace, config: &Config, capacity: u64) -> Result<bool, String> {
     let device = crate::make_device(BackendKind::Sim, capacity)?;
-    let r = crate::replay::run(trace, device, config.clone())
+    let r = crate::replay::run(trace, device, config.clone(), &mut crate::replay::Quiet)
         .map_err(|(line, e)| format!("line {line}, at capacity {capacity}: {e}"))?;
     Ok(r.oom.is_none())
 }

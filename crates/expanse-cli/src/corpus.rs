@@ -182,10 +182,15 @@ fn run_all(
 fn row(path: &Path, recorded: Option<Recorded>, o: &Options, config: &Config, capacity: bool) -> Result<Row, String> {
     let t = trace::read(path).map_err(|e| e.to_string())?;
     let compat_config = Config::pytorch_expandable();
-    let expanse = crate::replay_one(path, &t, o, config.clone())?;
-    let compat = crate::replay_one(path, &t, o, compat_config.clone())?;
-    let native =
-        if recorded.is_none() { Some(crate::replay_one(path, &t, o, Config::pytorch_native())?) } else { None };
+    let mut quiet = crate::watch::Watch::new("", None, false);
+    let expanse = crate::replay_one(path, &t, o, config.clone(), &mut quiet)?;
+    let mut quiet = crate::watch::Watch::new("", None, false);
+    let compat = crate::replay_one(path, &t, o, compat_config.clone(), &mut quiet)?;
+    let native = if recorded.is_none() {
+        Some(crate::replay_one(path, &t, o, Config::pytorch_native(), &mut quiet)?)
+    } else {
+        None
+    };
     let peak_requested = expanse.peak_requested_bytes;
     if let Some(r) = &recorded {
         if r.peak_requested != peak_requested {

@@ -4,8 +4,10 @@ mod backends;
 mod capacity;
 mod corpus;
 mod corpus_table;
+mod plot;
 mod replay;
 mod trace;
+mod watch;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -53,6 +55,19 @@ REPLAY / COMPARE OPTIONS:
     --device-memory SIZE   Device capacity: 143771MiB, 16GiB, or bytes
                            (default 143771MiB, an H200)
     --json                 One JSON object on stdout (replay) or one per trace
+    --plot FILE.svg        Draw reserved, allocated and requested bytes and the
+                           page maps and moves over the replay (compare: every
+                           allocator overlaid; with several traces, one file
+                           each, named FILE.<trace>.svg)
+
+REPLAY OPTIONS:
+    --snapshot FILE.pickle Write a snapshot with the allocation history at the
+                           end, for PyTorch's memory viewer (pytorch.org/memory_viz,
+                           python -m torch.cuda._memory_viz trace_plot FILE.pickle)
+    --history-entries N    Keep only the newest N history entries (default: all)
+
+A progress bar shows on stderr when a replay passes a second and stderr is
+a terminal.
 ";
 
 fn main() -> ExitCode {
@@ -73,6 +88,9 @@ struct Options {
     device_memory: u64,
     json: bool,
     files: Vec<PathBuf>,
+    plot: Option<PathBuf>,
+    snapshot: Option<PathBuf>,
+    history_entries: usize,
 }
 
 /// Parse `143771MiB`, `16GiB`, `2MB`, `4096`.
@@ -99,8 +117,16 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 fn parse_options(args: &[OsString]) -> Result<Options, String> {
-    let mut o =
-        Options { conf: None, backend: BackendKind::Host, device_memory: 143771 << 20, json: false, files: Vec::new() };
+    let mut o = Options {
+        conf: None,
+        backend: BackendKind::Host,
+        device_memory: 143771 << 20,
+        json: false,
+        files: Vec::new(),
+        plot: None,
+        snapshot: None,
+        history_entries: usize::MAX,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
@@ -117,6 +143,16 @@ fn parse_options(args: &[OsString]) -> Result<Options, String> {
             "--backend" => o.backend = BackendKind::from_name(&value("--backend")?).map_err(|e| e.to_string())?,
             "--device-memory" => o.device_memory = parse_size(&value("--device-memory")?)?,
             "--json" => o.json = true,
+            "--plot" => o.plot = Some(PathBuf::from(value("--plot")?)),
+            "--snapshot" => o.snapshot = Some(PathBuf::from(value("--snapshot")?)),
+            "--history-entries" => {
+                let v = value("--history-entries")?;
+                o.history_entries = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("bad --history-entries '{v}': expected a positive number"))?;
+            }
             s if s.starts_with("--") => return Err(format!("unknown option '{s}' (see 'expanse help')")),
             f => o.files.push(PathBuf::from(f)),
         }
@@ -137,10 +173,40 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
     expanse_backends::load_config(conf.as_deref()).map_err(|e| e.to_string())
 }
 
-fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
+fn replay_one(
+    path: &Path,
+    trace: &trace::Trace,
+    o: &Options,
+    config: Config,
+    watch: &mut watch::Watch,
+) -> Result<replay::Report, String> {
     let device = make_device(o.backend, o.device_memory)?;
     config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
-    replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+    replay::run(trace, device, config, watch).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+}
+
+/// The trace's name: its file name without `.trace.csv[.gz]`.
+fn trace_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().replace(".trace.csv.gz", "").replace(".trace.csv", ""))
+        .unwrap_or_default()
+}
+
+/// Write `--snapshot`'s pickle; returns a line saying what was written.
+fn write_snapshot(path: &Path, snapshot: &expanse_core::Snapshot) -> Result<String, String> {
+    std::fs::write(path, snapshot.to_pickle())
+        .map_err(|e| format!("{}: cannot write the snapshot: {e}", path.display()))?;
+    let entries: usize = snapshot.device_traces.iter().map(Vec::len).sum();
+    Ok(format!("{} ({} segments, {entries} history entries)", path.display(), snapshot.segments.len()))
+}
+
+/// `--plot FILE` for one of `count` traces: FILE itself, or FILE.<name>.svg.
+fn plot_path(plot: &Path, name: &str, count: usize) -> PathBuf {
+    if count == 1 {
+        return plot.to_path_buf();
+    }
+    let stem = plot.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    plot.with_file_name(format!("{stem}.{name}.svg"))
 }
 
 fn gib(b: u64) -> String {
@@ -155,7 +221,18 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     let config = config_of(&o.conf)?;
     let conf_str = config.to_conf_string();
     let trace = trace::read(path).map_err(|e| e.to_string())?;
-    let r = replay_one(path, &trace, &o, config)?;
+    let history = o.snapshot.as_ref().map(|_| o.history_entries);
+    let mut watch = watch::Watch::new(&trace_name(path), history, o.plot.is_some());
+    let r = replay_one(path, &trace, &o, config, &mut watch)?;
+    let mut written = Vec::new();
+    if let (Some(file), Some(s)) = (&o.snapshot, &watch.snapshot) {
+        written.push(("snapshot", write_snapshot(file, s)?));
+    }
+    if let Some(file) = &o.plot {
+        let title = format!("{}: {} ({} backend)", trace_name(path), conf_str, o.backend.name());
+        plot::draw(file, &title, &[plot::Run { label: "", samples: &watch.samples }])?;
+        written.push(("plot", file.display().to_string()));
+    }
     if o.json {
         println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
     } else {
@@ -179,6 +256,9 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         );
         println!("driver estimate  {:.1} ms (H200 per-call costs)", r.pages.driver_us_estimate() / 1000.0);
         println!("time             {:.3} s, {:.0} ns per event", r.seconds, r.ns_per_event());
+        for (what, line) in written {
+            println!("{what:<17}{line}");
+        }
     }
     if let Some((line, msg)) = &r.oom {
         return Err(format!("{}:{line}: {msg}", path.display()));
@@ -190,6 +270,9 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     let o = parse_options(args)?;
     if o.files.is_empty() {
         return Err("compare needs at least one trace file".into());
+    }
+    if o.snapshot.is_some() {
+        return Err("--snapshot is a replay option: snapshot one allocator with 'expanse replay'".into());
     }
     let modes: [(&str, Config); 3] = [
         ("expanse in PyTorch-native mode", Config::pytorch_native()),
@@ -203,14 +286,14 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     let mut logs = Vec::new();
     for path in &o.files {
         let trace = trace::read(path).map_err(|e| e.to_string())?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().replace(".trace.csv.gz", "").replace(".trace.csv", ""))
-            .unwrap_or_default();
+        let name = trace_name(path);
         let mut ests = Vec::new();
+        let mut samples = Vec::new();
         for (label, config) in &modes {
             let conf_str = config.to_conf_string();
-            let r = replay_one(path, &trace, &o, config.clone())?;
+            let mut watch = watch::Watch::new(&format!("{name} / {label}"), None, o.plot.is_some());
+            let r = replay_one(path, &trace, &o, config.clone(), &mut watch)?;
+            samples.push(watch.samples);
             ests.push(r.pages.driver_us_estimate());
             if o.json {
                 println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
@@ -228,6 +311,12 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
             if let Some((line, msg)) = r.oom {
                 logs.push(format!("{name} / {label}: ran out of memory at line {line}: {msg}"));
             }
+        }
+        if let Some(plot) = &o.plot {
+            let runs: Vec<plot::Run> =
+                modes.iter().zip(&samples).map(|((label, _), s)| plot::Run { label, samples: s }).collect();
+            let title = format!("{name}: memory over the replay ({} backend)", o.backend.name());
+            plot::draw(&plot_path(plot, &name, o.files.len()), &title, &runs)?;
         }
         if ests[1] > 0.0 {
             logs.push(format!(

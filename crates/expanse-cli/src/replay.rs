@@ -78,13 +78,34 @@ impl Report {
     }
 }
 
-/// Replay `trace` on `device` with `config`. An allocation that cannot be
+/// Watches a replay: before the first event, after every event, and
+/// after the last one while every allocation is still live.
+pub trait Observer {
+    /// Before the first of `events` events.
+    fn start(&mut self, _alloc: &mut DeviceAllocator, _events: usize) {}
+    /// After `done` events.
+    fn event(&mut self, _done: usize, _alloc: &DeviceAllocator) {}
+    /// After the last event (or the OOM that ended the replay).
+    fn end(&mut self, _alloc: &mut DeviceAllocator) {}
+}
+
+/// An observer that watches nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// Replay `trace` on `device` with `config`, watched by `observer`. An allocation that cannot be
 /// served ends the replay (reported in `Report::oom`); any other allocator
 /// error is returned with the trace line.
 ///
 /// Trace stream 0 is the device's default stream; every other index gets a
 /// stream the device creates at its first allocation, destroyed at the end.
-pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Report, (usize, AllocError)> {
+pub fn run(
+    trace: &Trace,
+    device: Arc<dyn Device>,
+    config: Config,
+    observer: &mut dyn Observer,
+) -> Result<Report, (usize, AllocError)> {
     let mut streams = TraceStreams::new(Arc::clone(&device));
     let mut alloc = DeviceAllocator::new(device, config);
     let mut live: HashMap<u64, (u64, u64)> = HashMap::with_capacity(4096);
@@ -93,6 +114,7 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
     let mut oom = None;
     let mut done = 0usize;
     let mut reserved_sum = 0u128;
+    observer.start(&mut alloc, trace.events.len());
     let start = Instant::now();
     for (i, ev) in trace.events.iter().enumerate() {
         match *ev {
@@ -118,8 +140,10 @@ pub fn run(trace: &Trace, device: Arc<dyn Device>, config: Config) -> Result<Rep
         }
         done += 1;
         reserved_sum += u128::from(alloc.reserved_bytes());
+        observer.event(done, &alloc);
     }
     let seconds = start.elapsed().as_secs_f64();
+    observer.end(&mut alloc);
     let s = alloc.stats();
     let report = Report {
         events: done,

@@ -8,6 +8,7 @@ use expanse_device::{Device, StreamId};
 use crate::allocator::{bad_device, DeviceAllocator, OomObserver};
 use crate::config::Config;
 use crate::error::AllocError;
+use crate::snapshot::Snapshot;
 use crate::stats::DeviceStats;
 
 /// A caching allocator over one or more devices; `Send + Sync`.
@@ -110,6 +111,24 @@ impl CachingAllocator {
             return Err(bad_device(accessor, self.devices.len()));
         }
         self.lock(owner)?.add_peer(accessor)
+    }
+
+    /// Record the allocation history of every device (at most
+    /// `max_entries` entries each), or stop and forget it (`None`).
+    pub fn record_history(&self, max_entries: Option<usize>) -> Result<(), AllocError> {
+        for i in 0..self.devices.len() {
+            self.lock(i as u32)?.record_history(max_entries);
+        }
+        Ok(())
+    }
+
+    /// A snapshot of every device: segments, blocks and history.
+    pub fn snapshot(&self) -> Result<Snapshot, AllocError> {
+        let mut parts = Vec::with_capacity(self.devices.len());
+        for i in 0..self.devices.len() {
+            parts.push(self.lock(i as u32)?.snapshot());
+        }
+        Ok(Snapshot::from_devices(parts))
     }
 
     /// Add an out-of-memory observer to every device.

@@ -9,6 +9,9 @@
 //!   chosen when the allocator is built; [`DriverCosts`]: the driver cost
 //!   model its budget uses.
 //! - [`DeviceStats`]: statistics with PyTorch's keys.
+//! - [`History`] and [`Snapshot`]: the allocation history (off by
+//!   default) and snapshots for PyTorch's memory viewer, as a pickle
+//!   ([`pickle`]).
 //! - `ops` (feature `testing`): random operation sequences and a shadow
 //!   model, for property tests and the fuzzer; not in the shipped library.
 #![forbid(unsafe_code)]
@@ -20,11 +23,14 @@ pub mod config;
 pub mod cost;
 mod error;
 pub mod expandable_segment;
+pub mod history;
 #[cfg(feature = "testing")]
 pub mod ops;
+pub mod pickle;
 pub mod policy;
 mod pool;
 pub mod size_class;
+pub mod snapshot;
 pub mod stats;
 
 pub use allocator::{DeviceAllocator, OomInfo, OomObserver, PoolId};
@@ -35,5 +41,7 @@ pub use cost::{CostState, DriverCosts};
 pub use error::{format_size, AllocError};
 pub use expandable_segment::{ExpandableSegment, Page, SegmentRange};
 pub use expanse_device::{Device, DeviceError, StreamId};
+pub use history::{Action, Clock, History, TraceEntry};
 pub use policy::Policy;
+pub use snapshot::{DeviceSnapshot, Snapshot};
 pub use stats::{DeviceStats, PageOps, PoolStats, Stat};

@@ -11,6 +11,7 @@ use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages_keeping;
+use crate::history::Action;
 use crate::pool::UnmappedKey;
 
 impl DeviceAllocator {
@@ -43,6 +44,7 @@ impl DeviceAllocator {
             self.stats.oversize_segments.increase(1);
         }
         self.stats.num_device_alloc += 1;
+        self.record(Action::SegmentAlloc, addr, size, p.stream);
         p.block = Some(id);
         Ok(true)
     }
@@ -190,6 +192,7 @@ impl DeviceAllocator {
         self.stats.reserved_bytes.increase(b.pool, range.size);
         self.note_high_water(b.pool);
         self.stats.num_device_alloc += 1;
+        self.record(Action::SegmentMap, range.addr, range.size, b.stream);
         // A page the driver failed to release is kept for teardown; the
         // mapping above stands and the blocks say so.
         released?;

@@ -26,6 +26,7 @@ mod invariants;
 mod moving;
 mod oom;
 mod private_pools;
+mod recording;
 mod release;
 mod search;
 mod streams;
@@ -40,6 +41,7 @@ use crate::block::{Arena, Block, BlockId, PoolKind, SegmentRef};
 use crate::config::Config;
 use crate::error::AllocError;
 use crate::expandable_segment::ExpandableSegment;
+use crate::history::{Action, History};
 use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
@@ -130,6 +132,8 @@ pub struct DeviceAllocator {
     high_water: [u64; 2],
     /// Private pools (CUDA graphs) and the streams allocating to them.
     private: private_pools::PrivatePools,
+    /// The allocation history, when recorded (`recording.rs`).
+    history: Option<Box<History>>,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -174,6 +178,7 @@ impl DeviceAllocator {
             high_water: [0; 2],
             private: private_pools::PrivatePools::default(),
             exhausted: None,
+            history: None,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -333,6 +338,7 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
         }
+        self.record(Action::Alloc, addr, orig_size, p.stream);
         Ok(addr)
     }
 
@@ -349,8 +355,8 @@ impl DeviceAllocator {
         };
         let b = self.blocks.get_mut(id);
         b.allocated = false;
-        let (pool, size, requested) = (b.pool, b.size, b.requested);
-        b.requested = 0;
+        let (pool, size, requested, stream) = (b.pool, b.size, b.requested, b.stream);
+        self.record(Action::FreeRequested, ptr, requested, stream);
         let st = pool;
         self.stats.allocation.decrease(st, 1);
         self.stats.allocated_bytes.decrease(st, size);

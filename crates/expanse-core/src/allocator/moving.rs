@@ -10,6 +10,7 @@ use super::DeviceAllocator;
 use crate::block::{BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
 use crate::expandable_segment::{release_pages_keeping, Page};
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 /// Which free block gives its pages first: the greatest rank. Small-pool
@@ -75,7 +76,11 @@ impl DeviceAllocator {
             }
             let Some(lo) = lo else { continue };
             match self.unmap_block_range(id, lo, hi - lo) {
-                Ok(pages) => supply.extend(pages),
+                Ok(pages) => {
+                    let stream = self.blocks.get(id).stream;
+                    self.record(Action::PageMove, lo, pages.iter().map(|p| p.size).sum(), stream);
+                    supply.extend(pages);
+                }
                 Err(e) => {
                     // The pages taken so far go back to the device.
                     let device = Arc::clone(&self.device);
@@ -168,6 +173,7 @@ impl DeviceAllocator {
         self.reserved -= range.size;
         self.stats.reserved_bytes.decrease(b.pool, range.size);
         self.stats.num_device_free += 1;
+        self.record(Action::SegmentUnmap, range.addr, range.size, b.stream);
         Ok(pages)
     }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::{DeviceAllocator, Request};
 use crate::error::{format_size, AllocError};
+use crate::history::Action;
 
 /// What an out-of-memory observer is told.
 #[derive(Clone, Debug)]
@@ -53,6 +54,7 @@ impl DeviceAllocator {
             " If reserved but unallocated memory is large try setting expandable_segments:True in EXPANSE_ALLOC_CONF to avoid fragmentation."
         };
         let request = if self.policy.expandable() { p.size } else { p.segment_size };
+        self.record(Action::Oom, device_free, request, p.stream);
         let message = format!(
             "Out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. {}Of the allocated memory {} is allocated by this allocator, and {} is reserved by this allocator but unallocated.{}",
             format_size(request),

@@ -32,6 +32,7 @@ use expanse_device::StreamId;
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, SegmentRef};
 use crate::error::AllocError;
+use crate::history::Action;
 use crate::pool::{FreeKey, Pool};
 use crate::size_class::{allocation_size, round_size};
 
@@ -280,6 +281,7 @@ impl DeviceAllocator {
             self.stats.oversize_segments.increase(1);
         }
         self.stats.num_device_alloc += 1;
+        self.record(Action::SegmentAlloc, addr, size, p.stream);
         p.block = Some(id);
         Ok(true)
     }

@@ -8,6 +8,7 @@ use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages;
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 /// A free classic segment as garbage collection sees it.
@@ -140,6 +141,7 @@ impl DeviceAllocator {
             self.stats.oversize_segments.decrease(1);
         }
         self.stats.num_device_free += 1;
+        self.record(Action::SegmentFree, b.addr, b.size, b.stream);
         Ok(())
     }
 

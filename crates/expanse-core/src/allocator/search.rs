@@ -4,6 +4,7 @@
 
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId};
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 impl DeviceAllocator {
@@ -141,6 +142,9 @@ impl DeviceAllocator {
 
     /// Return block `id` to its pool, merged with its free neighbours.
     pub(super) fn free_block(&mut self, id: BlockId) {
+        let b = self.blocks.get_mut(id);
+        let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
+        self.record(Action::FreeCompleted, addr, requested, stream);
         let b = self.blocks.get(id);
         let (orig_size, pool, expandable) = (b.size, b.pool, b.is_expandable());
         let (prev, next) = (b.prev, b.next);

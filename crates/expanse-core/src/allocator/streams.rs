@@ -10,6 +10,7 @@ use expanse_device::{EventId, StreamId};
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::BlockId;
 use crate::error::AllocError;
+use crate::history::Action;
 use crate::pool::FreeKey;
 
 impl DeviceAllocator {
@@ -72,6 +73,7 @@ impl DeviceAllocator {
         let Some(k) = best else { return false };
         pool.free.remove(&k);
         p.block = Some(k.block);
+        self.record(Action::Lend, k.addr, k.size, p.stream);
         true
     }
 
