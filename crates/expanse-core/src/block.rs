@@ -187,6 +187,14 @@ impl Arena {
         b
     }
 
+    /// Remove a block, dropping it where it lies (no copy out).
+    pub fn discard(&mut self, id: BlockId) {
+        let slot = &mut self.slots[id as usize];
+        assert!(slot.is_some(), "discarding a live block");
+        *slot = None;
+        self.free.push(id);
+    }
+
     /// The block `id` (which must be live).
     pub fn get(&self, id: BlockId) -> &Block {
         self.slots[id as usize].as_ref().expect("live block")
