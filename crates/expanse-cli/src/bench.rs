@@ -27,6 +27,8 @@ pub const PAIR_SIZES: [u64; 5] = [512, 64 << 10, MIB, 8 * MIB, 64 * MIB];
 /// Live allocations of the mixed pattern.
 pub const SLOTS: usize = 256;
 const REPS: usize = 5;
+/// The parts of a run, for `--only`.
+const PARTS: [&str; 5] = ["pair", "mixed", "growth", "threads", "replay"];
 
 /// How long to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +74,8 @@ struct BenchOptions {
     conf: Option<String>,
     device_memory: u64,
     threads: usize,
+    /// Parts to run: pair, mixed, growth, threads, replay.
+    only: Vec<String>,
     json: bool,
     scale: Scale,
     traces: PathBuf,
@@ -83,6 +87,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
         conf: None,
         device_memory: 143771 << 20,
         threads: 8,
+        only: PARTS.iter().map(|s| s.to_string()).collect(),
         json: false,
         scale: Scale::Default,
         traces: PathBuf::from("traces"),
@@ -103,6 +108,13 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
                     .ok_or_else(|| format!("bad --threads '{v}': expected a number from 1 to 256"))?;
             }
             "--traces" => o.traces = PathBuf::from(value("--traces")?),
+            "--only" => {
+                let v = value("--only")?;
+                o.only = v.split(',').map(|s| s.trim().to_string()).collect();
+                if let Some(bad) = o.only.iter().find(|s| !PARTS.contains(&s.as_str())) {
+                    return Err(format!("bad --only part '{bad}': expected some of {}", PARTS.join(",")));
+                }
+            }
             "--json" => o.json = true,
             "--quick" => o.scale = Scale::Quick,
             "--full" => o.scale = Scale::Full,
@@ -339,8 +351,8 @@ fn trace_name(path: &Path) -> String {
 /// Everything one bench run measured.
 struct Figures {
     hot_pair: Vec<(u64, f64)>,
-    mixed: f64,
-    growth: Growth,
+    mixed: Option<f64>,
+    growth: Option<Growth>,
     /// (threads, own streams ops/s, one stream ops/s).
     threads: Vec<(usize, f64, f64)>,
     replay: Vec<(String, usize, f64)>,
@@ -349,21 +361,23 @@ struct Figures {
 
 fn measure(o: &BenchOptions, config: &Config) -> Result<Figures, String> {
     let start = Instant::now();
+    let runs = |part: &str| o.only.iter().any(|p| p == part);
     let device = crate::make_device(o.backend, o.device_memory)?;
     let a = CachingAllocator::new(vec![Arc::clone(&device)], config.clone());
+    let sizes = if runs("pair") { &PAIR_SIZES[..] } else { &[] };
     let hot_pair =
-        PAIR_SIZES.iter().map(|&s| hot_pair(&a, s, o.scale.pairs()).map(|ns| (s, ns))).collect::<Result<_, _>>()?;
-    let mixed = mixed(&a, o.scale.steps())?;
+        sizes.iter().map(|&s| hot_pair(&a, s, o.scale.pairs()).map(|ns| (s, ns))).collect::<Result<_, _>>()?;
+    let mixed = if runs("mixed") { Some(mixed(&a, o.scale.steps())?) } else { None };
     drop(a);
-    let growth = growth(&device, config)?;
+    let growth = if runs("growth") { Some(growth(&device, config)?) } else { None };
     let mut threads = Vec::new();
-    for n in thread_counts(o.threads) {
+    for n in thread_counts(o.threads).into_iter().filter(|_| runs("threads")) {
         let own = threaded(&device, config, n, true, o.scale.thread_steps())?;
         let one = threaded(&device, config, n, false, o.scale.thread_steps())?;
         threads.push((n, own, one));
     }
     drop(device);
-    let replay = replays(o, config)?;
+    let replay = if runs("replay") { replays(o, config)? } else { Vec::new() };
     Ok(Figures { hot_pair, mixed, growth, threads, replay, seconds: start.elapsed().as_secs_f64() })
 }
 
@@ -376,12 +390,12 @@ fn to_json(o: &BenchOptions, conf: &str, f: &Figures) -> serde_json::Value {
         "scale": o.scale.name(),
         "hot_pair_ns": obj(f.hot_pair.iter().map(|(s, ns)| (s.to_string(), (*ns).into())).collect()),
         "mixed_ns": f.mixed,
-        "growth": {
-            "one_1gib_alloc_us": f.growth.one_alloc_us,
-            "one_1gib_empty_cache_us": f.growth.one_empty_cache_us,
-            "steps_2mib_x512_alloc_us": f.growth.steps_alloc_us,
-            "steps_2mib_x512_empty_cache_us": f.growth.steps_empty_cache_us,
-        },
+        "growth": f.growth.as_ref().map(|g| serde_json::json!({
+            "one_1gib_alloc_us": g.one_alloc_us,
+            "one_1gib_empty_cache_us": g.one_empty_cache_us,
+            "steps_2mib_x512_alloc_us": g.steps_alloc_us,
+            "steps_2mib_x512_empty_cache_us": g.steps_empty_cache_us,
+        })),
         "threads": obj(f.threads.iter().map(|(n, own, one)| (n.to_string(), serde_json::json!({
             "own_streams_ops_per_s": own,
             "one_stream_ops_per_s": one,
@@ -405,19 +419,26 @@ fn print_table(o: &BenchOptions, conf: &str, f: &Figures) {
         };
         println!("| alloc+free pair, {label} | {ns:.0} |");
     }
-    println!("| mixed: 256 live, free a random slot, allocate a random size | {:.0} |", f.mixed);
-    let g = &f.growth;
-    println!("\ngrowth (µs): 1 GiB in one allocation {:.0}, its empty_cache {:.0}; in 512 x 2 MiB {:.0}, its empty_cache {:.0}",
-        g.one_alloc_us, g.one_empty_cache_us, g.steps_alloc_us, g.steps_empty_cache_us);
-    println!("\n| threads | own streams (steps/s) | speed-up | one stream (steps/s) |\n|---:|---:|---:|---:|");
-    let base = f.threads.first().map_or(1.0, |t| t.1);
-    for (n, own, one) in &f.threads {
-        println!("| {n} | {own:.0} | {:.2}x | {one:.0} |", own / base);
+    if let Some(m) = f.mixed {
+        println!("| mixed: 256 live, free a random slot, allocate a random size | {m:.0} |");
     }
-    let cap = o.scale.replay_cap().map_or("all events".into(), |c| format!("first {c} events"));
-    println!("\n| trace ({cap}) | events | ns/event |\n|---|---:|---:|");
-    for (n, ev, ns) in &f.replay {
-        println!("| {n} | {ev} | {ns:.0} |");
+    if let Some(g) = &f.growth {
+        println!("\ngrowth (µs): 1 GiB in one allocation {:.0}, its empty_cache {:.0}; in 512 x 2 MiB {:.0}, its empty_cache {:.0}",
+        g.one_alloc_us, g.one_empty_cache_us, g.steps_alloc_us, g.steps_empty_cache_us);
+    }
+    if !f.threads.is_empty() {
+        println!("\n| threads | own streams (steps/s) | speed-up | one stream (steps/s) |\n|---:|---:|---:|---:|");
+        let base = f.threads.first().map_or(1.0, |t| t.1);
+        for (n, own, one) in &f.threads {
+            println!("| {n} | {own:.0} | {:.2}x | {one:.0} |", own / base);
+        }
+    }
+    if !f.replay.is_empty() {
+        let cap = o.scale.replay_cap().map_or("all events".into(), |c| format!("first {c} events"));
+        println!("\n| trace ({cap}) | events | ns/event |\n|---|---:|---:|");
+        for (n, ev, ns) in &f.replay {
+            println!("| {n} | {ev} | {ns:.0} |");
+        }
     }
     println!("\ntotal {:.1} s", f.seconds);
 }

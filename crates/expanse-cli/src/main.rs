@@ -47,6 +47,7 @@ BENCH OPTIONS (median of 5 after warm-up; default run about 20 s):
     --quick | --full       Fewer iterations, 10k events per trace | more, whole traces
                            (default: 100k events per trace)
     --traces DIR           Traces to replay (default traces/)
+    --only PARTS           Some of pair,mixed,growth,threads,replay (default all)
 ";
 
 fn main() -> ExitCode {

@@ -108,7 +108,12 @@ impl FreeSet {
         match keys.binary_search(&k) {
             Ok(_) => false,
             Err(i) => {
-                keys.insert(i, k);
+                // Appending (the common case: few keys a bin) skips the shift.
+                if i == keys.len() {
+                    keys.push(k);
+                } else {
+                    keys.insert(i, k);
+                }
                 s.bitmap[b / 64] |= 1 << (b % 64);
                 self.len += 1;
                 true
@@ -123,7 +128,11 @@ impl FreeSet {
         let b = bin_of(k.size);
         let keys = &mut s.bins[b];
         let Ok(i) = keys.binary_search(k) else { return false };
-        keys.remove(i);
+        if i + 1 == keys.len() {
+            keys.pop();
+        } else {
+            keys.remove(i);
+        }
         if keys.is_empty() {
             s.bitmap[b / 64] &= !(1 << (b % 64));
         }
