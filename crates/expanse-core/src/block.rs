@@ -126,7 +126,7 @@ impl StreamSet {
 
     /// Whether `s` is in the set.
     pub fn contains(&self, s: StreamId) -> bool {
-        self.iter().any(|x| x == s)
+        self.inline[..usize::from(self.len)].contains(&s) || self.more.contains(&s)
     }
 
     /// Add `s` if absent.
@@ -144,7 +144,10 @@ impl StreamSet {
 
     /// Add every stream of `other`.
     pub fn extend(&mut self, other: &StreamSet) {
-        for s in other.iter() {
+        for &s in &other.inline[..usize::from(other.len)] {
+            self.insert(s);
+        }
+        for &s in &other.more {
             self.insert(s);
         }
     }

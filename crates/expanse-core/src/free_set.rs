@@ -22,6 +22,8 @@ const SUBS: u64 = 1 << SUB_BITS;
 /// Bins for every size a `u64` can hold.
 const BINS: usize = (SUBS as usize) * (64 - UNIT_SHIFT as usize - SUB_BITS as usize + 1);
 const WORDS: usize = BINS.div_ceil(64);
+// One summary word covers every bitmap word.
+const _: () = assert!(WORDS <= 64);
 
 /// The bin of `size`: monotonic in `size`.
 fn bin_of(size: u64) -> usize {
@@ -40,31 +42,44 @@ struct StreamBins {
     stream: StreamId,
     /// Non-empty bins.
     bitmap: [u64; WORDS],
+    /// Non-zero words of `bitmap`.
+    summary: u64,
     /// Each bin's keys, sorted.
     bins: Vec<Vec<FreeKey>>,
 }
 
 impl StreamBins {
     fn new(stream: StreamId) -> Self {
-        StreamBins { stream, bitmap: [0; WORDS], bins: (0..BINS).map(|_| Vec::new()).collect() }
+        StreamBins { stream, bitmap: [0; WORDS], summary: 0, bins: (0..BINS).map(|_| Vec::new()).collect() }
     }
 
     /// The first non-empty bin at or after `from`.
     fn next_bin(&self, from: usize) -> Option<usize> {
-        let mut w = from / 64;
+        let w = from / 64;
         if w >= WORDS {
             return None;
         }
-        let mut bits = self.bitmap[w] & (!0u64 << (from % 64));
-        loop {
-            if bits != 0 {
-                return Some(w * 64 + bits.trailing_zeros() as usize);
-            }
-            w += 1;
-            if w == WORDS {
-                return None;
-            }
-            bits = self.bitmap[w];
+        let bits = self.bitmap[w] & (!0u64 << (from % 64));
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
+        }
+        let words = self.summary & (!0u64).checked_shl(w as u32 + 1).unwrap_or(0);
+        if words == 0 {
+            return None;
+        }
+        let w = words.trailing_zeros() as usize;
+        Some(w * 64 + self.bitmap[w].trailing_zeros() as usize)
+    }
+
+    fn mark(&mut self, b: usize) {
+        self.bitmap[b / 64] |= 1 << (b % 64);
+        self.summary |= 1 << (b / 64);
+    }
+
+    fn unmark(&mut self, b: usize) {
+        self.bitmap[b / 64] &= !(1 << (b % 64));
+        if self.bitmap[b / 64] == 0 {
+            self.summary &= !(1 << (b / 64));
         }
     }
 
@@ -114,7 +129,7 @@ impl FreeSet {
                 } else {
                     keys.insert(i, k);
                 }
-                s.bitmap[b / 64] |= 1 << (b % 64);
+                s.mark(b);
                 self.len += 1;
                 true
             }
@@ -134,7 +149,7 @@ impl FreeSet {
             keys.remove(i);
         }
         if keys.is_empty() {
-            s.bitmap[b / 64] &= !(1 << (b % 64));
+            s.unmark(b);
         }
         self.len -= 1;
         true
