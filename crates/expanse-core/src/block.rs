@@ -129,6 +129,11 @@ impl StreamSet {
         self.inline[..usize::from(self.len)].contains(&s) || self.more.contains(&s)
     }
 
+    /// Whether every stream in the set is `s` (true when empty).
+    pub fn all_are(&self, s: StreamId) -> bool {
+        self.more.is_empty() && self.inline[..usize::from(self.len)].iter().all(|&x| x == s)
+    }
+
     /// Add `s` if absent.
     pub fn insert(&mut self, s: StreamId) {
         if self.contains(s) {

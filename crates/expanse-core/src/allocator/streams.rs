@@ -18,7 +18,7 @@ impl DeviceAllocator {
     /// (no host wait). Then `stream` is the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         let users = &self.blocks.get(id).last_use;
-        if users.iter().all(|s| s == stream) {
+        if users.all_are(stream) {
             if users.is_empty() {
                 self.blocks.get_mut(id).last_use.insert(stream);
             }
