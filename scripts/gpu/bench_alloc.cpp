@@ -17,6 +17,7 @@
 //   threads the mixed pattern on T threads at once (seed 42 + thread),
 //           each on its own stream or all on one: total steps per second.
 #include <torch/extension.h>
+#include <pybind11/stl.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -147,6 +148,21 @@ struct Lcg {
   }
 };
 
+// Streams shared by every allocator and phase, never destroyed: an allocator
+// may keep cached blocks that remember the stream they were used on.
+// streams()[0] is the single-thread stream, 1..n the threads' own streams.
+const std::vector<cudaStream_t>& streams(size_t n) {
+  static std::vector<cudaStream_t> all;
+  static std::mutex m;
+  std::lock_guard<std::mutex> g(m);
+  while (all.size() < n + 1) {
+    cudaStream_t s;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    all.push_back(s);
+  }
+  return all;
+}
+
 constexpr int kSlots = 256;
 constexpr int kReps = 5;
 
@@ -204,10 +220,11 @@ double mixed(Allocator& a, int64_t steps, cudaStream_t s) {
 }
 
 // Total steps per second of `n` threads, each on its own stream or all on `shared`.
-double threaded(Allocator& a, int n, bool own, int64_t steps, cudaStream_t shared) {
-  std::vector<cudaStream_t> streams(n, shared);
+double threaded(Allocator& a, int n, bool own, int64_t steps) {
+  const auto& all = streams(n);
+  std::vector<cudaStream_t> mine(n, all[0]);
   if (own)
-    for (auto& s : streams) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (int i = 0; i < n; i++) mine[i] = all[i + 1];
   std::vector<double> v;
   for (int r = 0; r < kReps; r++) {
     std::atomic<int> ready{0};
@@ -218,7 +235,7 @@ double threaded(Allocator& a, int n, bool own, int64_t steps, cudaStream_t share
       ts.emplace_back([&, i] {
         try {
           check(cudaSetDevice(0), "cudaSetDevice");
-          Mixed m(a, 42 + i, streams[i]);
+          Mixed m(a, 42 + i, mine[i]);
           m.steps(a, steps / 10);
           ready++;
           while (!go.load()) std::this_thread::yield();
@@ -240,8 +257,6 @@ double threaded(Allocator& a, int n, bool own, int64_t steps, cudaStream_t share
     v.push_back(double(n) * double(steps) / secs);
   }
   check(cudaDeviceSynchronize(), "sync");
-  if (own)
-    for (auto s : streams) cudaStreamDestroy(s);
   return median(v);
 }
 
@@ -258,8 +273,7 @@ py::dict run(const std::string& kind, const std::string& lib, int64_t pairs, int
   else if (kind == "async") a = std::make_unique<Async>();
   else if (kind == "floor") a = std::make_unique<Floor>();
   else throw std::runtime_error("unknown allocator " + kind);
-  cudaStream_t s;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaStream_t s = streams(0)[0];
   py::dict out, pair, threads;
   {
     py::gil_scoped_release nogil;
@@ -276,15 +290,14 @@ py::dict run(const std::string& kind, const std::string& lib, int64_t pairs, int
       out["mixed_ns"] = mx;
     }
     for (int n : kind == "floor" ? std::vector<int>{} : thread_counts) {
-      double own = threaded(*a, n, true, thread_steps, s);
-      double one = threaded(*a, n, false, thread_steps, s);
+      double own = threaded(*a, n, true, thread_steps);
+      double one = threaded(*a, n, false, thread_steps);
       py::gil_scoped_acquire g;
       threads[py::str(std::to_string(n))] = py::make_tuple(own, one);
     }
     check(cudaStreamSynchronize(s), "sync");
     a->release();
   }
-  cudaStreamDestroy(s);
   out["pair_ns"] = pair;
   out["threads"] = threads;
   return out;

@@ -40,8 +40,9 @@ def main():
     ext = load(
         name="expanse_bench_alloc",
         sources=[os.path.join(HERE, "bench_alloc.cpp")],
-        extra_ldflags=["-ldl", "-lcudart"],
+        extra_ldflags=["-ldl"],
         extra_cflags=["-O2"],
+        with_cuda=True,
         verbose=False,
     )
     torch.zeros(1, device="cuda")  # the primary context, PyTorch's allocator
