@@ -20,6 +20,7 @@ pub mod config;
 pub mod cost;
 mod error;
 pub mod expandable_segment;
+mod free_set;
 #[cfg(feature = "testing")]
 pub mod ops;
 pub mod policy;
