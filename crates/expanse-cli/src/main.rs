@@ -1,6 +1,7 @@
 //! The `expanse` command.
 
 mod backends;
+mod bench;
 mod capacity;
 mod corpus;
 mod corpus_table;
@@ -34,8 +35,8 @@ COMMANDS:
                      wins per split (--no-capacity skips the capacity search).
                      Otherwise: expanse in PyTorch-native mode, in
                      PyTorch-expandable mode and its default, per trace
-    bench            Time the allocator's hot path (cached malloc + free pairs
-                     and a mixed pattern) under PyTorch's and expanse's modes
+    bench            Time the allocator's fast path: cached malloc + free pairs,
+                     a mixed pattern, growth, threads, trace replay
     backends [--json] List every backend, whether it is usable here, and why not
     help             Show this help
 
@@ -68,6 +69,14 @@ REPLAY OPTIONS:
 
 A progress bar shows on stderr when a replay passes a second and stderr is
 a terminal.
+
+BENCH OPTIONS (median of 5 after warm-up; default run about 20 s):
+    --backend, --conf, --device-memory, --json as above
+    --threads N            Threaded pattern on 1, 2, 4, 8 .. N threads (default 8)
+    --quick | --full       Fewer iterations, 10k events per trace | more, whole traces
+                           (default: 100k events per trace)
+    --traces DIR           Traces to replay (default traces/)
+    --only PARTS           Some of pair,mixed,growth,threads,replay (default all)
 ";
 
 fn main() -> ExitCode {
@@ -331,61 +340,6 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     Ok(())
 }
 
-/// Nanoseconds per malloc + free pair: `rounds` pairs over `sizes`, after
-/// a warm-up that puts every size in the cache.
-fn time_pairs(
-    alloc: &mut expanse_core::DeviceAllocator,
-    sizes: &[u64],
-    rounds: usize,
-    live: usize,
-) -> Result<f64, String> {
-    use expanse_core::StreamId;
-    let s0 = StreamId(0);
-    let mut held: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
-    let mut step = |i: usize, held: &mut std::collections::VecDeque<u64>| -> Result<(), String> {
-        held.push_back(alloc.malloc(sizes[i % sizes.len()], s0).map_err(|e| e.to_string())?);
-        if held.len() > live {
-            alloc.free(held.pop_front().expect("non-empty")).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    };
-    for i in 0..sizes.len() * 4 {
-        step(i, &mut held)?;
-    }
-    let start = std::time::Instant::now();
-    for i in 0..rounds {
-        step(i, &mut held)?;
-    }
-    let ns = start.elapsed().as_nanos() as f64 / rounds as f64;
-    for p in held {
-        alloc.free(p).map_err(|e| e.to_string())?;
-    }
-    Ok(ns)
-}
-
-fn cmd_bench(args: &[OsString]) -> Result<(), String> {
-    let o = parse_options(args)?;
-    let modes: [(&str, Config); 3] = [
-        ("pytorch native", Config::pytorch_native()),
-        ("pytorch expandable", Config::pytorch_expandable()),
-        ("expanse", config_of(&o.conf)?),
-    ];
-    const MIB: u64 = 1 << 20;
-    let small: Vec<u64> = vec![512, 4096, 30_000, 200_000, 1 << 20];
-    let mixed: Vec<u64> = vec![3000, 5 * MIB, 700, 48 * MIB, 2 * MIB + 100, 130_000, 12 * MIB, 9000];
-    println!("| allocator | same small size (ns/pair) | five small sizes (ns/pair) | mixed sizes, 64 live (ns/pair) |");
-    println!("|---|---:|---:|---:|");
-    for (label, config) in modes {
-        let device = make_device(o.backend, o.device_memory)?;
-        let mut a = expanse_core::DeviceAllocator::new(device, config);
-        let one = time_pairs(&mut a, &[4096], 2_000_000, 0)?;
-        let five = time_pairs(&mut a, &small, 2_000_000, 0)?;
-        let mix = time_pairs(&mut a, &mixed, 1_000_000, 64)?;
-        println!("| {label} | {one:.0} | {five:.0} | {mix:.0} |");
-    }
-    Ok(())
-}
-
 fn run(args: &[OsString]) -> Result<(), String> {
     match args.first().map(|a| a.to_str().ok_or_else(|| format!("unknown command {a:?} (see 'expanse help')"))) {
         Some(Err(e)) => Err(e),
@@ -395,7 +349,7 @@ fn run(args: &[OsString]) -> Result<(), String> {
         }
         Some(Ok("replay")) => cmd_replay(&args[1..]),
         Some(Ok("compare")) => corpus::cmd_compare(&args[1..]),
-        Some(Ok("bench")) => cmd_bench(&args[1..]),
+        Some(Ok("bench")) => bench::cmd_bench(&args[1..]),
         Some(Ok("backends")) => backends::cmd_backends(&args[1..]),
         Some(Ok(other)) => Err(format!("unknown command '{other}' (see 'expanse help')")),
     }

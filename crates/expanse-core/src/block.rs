@@ -130,7 +130,12 @@ impl StreamSet {
 
     /// Whether `s` is in the set.
     pub fn contains(&self, s: StreamId) -> bool {
-        self.iter().any(|x| x == s)
+        self.inline[..usize::from(self.len)].contains(&s) || self.more.contains(&s)
+    }
+
+    /// Whether every stream in the set is `s` (true when empty).
+    pub fn all_are(&self, s: StreamId) -> bool {
+        self.more.is_empty() && self.inline[..usize::from(self.len)].iter().all(|&x| x == s)
     }
 
     /// Add `s` if absent.
@@ -148,7 +153,10 @@ impl StreamSet {
 
     /// Add every stream of `other`.
     pub fn extend(&mut self, other: &StreamSet) {
-        for s in other.iter() {
+        for &s in &other.inline[..usize::from(other.len)] {
+            self.insert(s);
+        }
+        for &s in &other.more {
             self.insert(s);
         }
     }
@@ -189,6 +197,14 @@ impl Arena {
         let b = self.slots[id as usize].take().expect("removing a live block");
         self.free.push(id);
         b
+    }
+
+    /// Remove a block, dropping it where it lies (no copy out).
+    pub fn discard(&mut self, id: BlockId) {
+        let slot = &mut self.slots[id as usize];
+        assert!(slot.is_some(), "discarding a live block");
+        *slot = None;
+        self.free.push(id);
     }
 
     /// The block `id` (which must be live).

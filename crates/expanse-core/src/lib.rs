@@ -23,6 +23,7 @@ pub mod config;
 pub mod cost;
 mod error;
 pub mod expandable_segment;
+mod free_set;
 pub mod history;
 #[cfg(feature = "testing")]
 pub mod ops;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use expanse_device::StreamId;
 
 use crate::block::{Block, BlockId};
+use crate::free_set::FreeSet;
 
 /// Key of a free block, ordered by stream, then size, then address: best
 /// fit is the first key at or above [`FreeKey::at_least`].
@@ -24,6 +25,7 @@ pub struct FreeKey {
 
 impl FreeKey {
     /// The lowest key of `stream` with at least `size` bytes.
+    #[cfg(test)]
     pub fn at_least(stream: StreamId, size: u64) -> Self {
         FreeKey { stream, size, addr: 0, block: 0 }
     }
@@ -44,7 +46,7 @@ pub struct UnmappedKey {
 #[derive(Debug, Default)]
 pub struct Pool {
     /// Free mapped blocks.
-    pub free: BTreeSet<FreeKey>,
+    pub free: FreeSet,
     /// Unmapped blocks of expandable segments.
     pub unmapped: BTreeSet<UnmappedKey>,
     /// Searches for a free block (the clock of garbage collection).

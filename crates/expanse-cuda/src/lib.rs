@@ -127,6 +127,10 @@ impl CudaDevice {
     /// `raw` must be null or a live stream of this device's primary context
     /// that stays live while the allocator may still order work on it.
     pub unsafe fn adopt_stream(&self, raw: CUstream) -> Result<StreamId> {
+        // The default stream needs no bookkeeping: no lock on the hot path.
+        if raw.is_null() {
+            return Ok(StreamId::DEFAULT);
+        }
         let mut s = self.lock();
         let id = s.ledger.adopt_stream(raw as u64)?;
         if id != StreamId::DEFAULT && !s.streams.contains_key(&id.0) {

@@ -33,7 +33,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, SegmentRef};
 use crate::error::AllocError;
 use crate::history::Action;
-use crate::pool::{FreeKey, Pool};
+use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size};
 
 /// A private pool's id: PyTorch's `MempoolId_t`, a pair of integers.
@@ -242,7 +242,8 @@ impl DeviceAllocator {
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
         let free = &mut self.private.get_mut(slot).pools[pool as usize].free;
-        let fit = free.range(FreeKey::at_least(stream, size)..).next().copied().filter(|k| k.stream == stream);
+        // Only this stream's keys, smallest first.
+        let fit = free.at_least(stream, size).next().copied();
         if let Some(k) = fit {
             free.remove(&k);
             p.block = Some(k.block);

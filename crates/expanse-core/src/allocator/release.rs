@@ -9,7 +9,6 @@ use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages;
 use crate::history::Action;
-use crate::pool::FreeKey;
 
 /// A free classic segment as garbage collection sees it.
 struct Aged {
@@ -154,7 +153,7 @@ impl DeviceAllocator {
         }
         let key_size = p.size.max(max_split);
         let pool = &self.pools[p.pool as usize];
-        let first = pool.free.range(FreeKey::at_least(p.stream, key_size)..).next().copied();
+        let first = pool.free.at_least(p.stream, key_size).next().copied();
         match first {
             Some(k) if k.stream == p.stream && !self.blocks.get(k.block).is_expandable() => {
                 self.release_block(k.block)?;
@@ -162,7 +161,7 @@ impl DeviceAllocator {
             }
             _ => {
                 // Free several oversize blocks, largest first.
-                let below: Vec<_> = pool.free.range(..FreeKey::at_least(p.stream, key_size)).rev().copied().collect();
+                let below = pool.free.below(p.stream, key_size);
                 let mut released = 0u64;
                 for k in below {
                     if released >= key_size || k.size < max_split || k.stream != p.stream {

@@ -5,7 +5,6 @@
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId};
 use crate::history::Action;
-use crate::pool::FreeKey;
 
 impl DeviceAllocator {
     /// Best fit among cached free blocks on the same stream.
@@ -18,7 +17,7 @@ impl DeviceAllocator {
         if gc {
             pool.free_block_searches += 1;
         }
-        let mut it = pool.free.range(FreeKey::at_least(p.stream, p.size)..);
+        let mut it = pool.free.at_least(p.stream, p.size);
         let Some(&first) = it.next() else {
             return false;
         };
@@ -119,25 +118,27 @@ impl DeviceAllocator {
             return 0;
         }
         let src_is_prev = d.prev == Some(src);
+        let (s_addr, s_size, s_prev, s_next) = (s.addr, s.size, s.prev, s.next);
         self.remove_from_pool(src);
-        let s = self.blocks.remove(src);
+        let s_last_use = std::mem::take(&mut self.blocks.get_mut(src).last_use);
+        self.blocks.discard(src);
         if src_is_prev {
-            if let Some(pp) = s.prev {
+            if let Some(pp) = s_prev {
                 self.blocks.get_mut(pp).next = Some(dst);
             }
-        } else if let Some(nn) = s.next {
+        } else if let Some(nn) = s_next {
             self.blocks.get_mut(nn).prev = Some(dst);
         }
         let d = self.blocks.get_mut(dst);
         if src_is_prev {
-            d.addr = s.addr;
-            d.prev = s.prev;
+            d.addr = s_addr;
+            d.prev = s_prev;
         } else {
-            d.next = s.next;
+            d.next = s_next;
         }
-        d.size += s.size;
-        d.last_use.extend(&s.last_use);
-        s.size
+        d.size += s_size;
+        d.last_use.extend(&s_last_use);
+        s_size
     }
 
     /// Return block `id` to its pool, merged with its free neighbours.

@@ -21,7 +21,7 @@ impl DeviceAllocator {
     /// makes `stream` the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         let users = &self.blocks.get(id).last_use;
-        if users.iter().all(|s| s == stream) {
+        if users.all_are(stream) {
             return Ok(());
         }
         let others: Vec<StreamId> = users.iter().filter(|s| *s != stream).collect();
@@ -54,20 +54,11 @@ impl DeviceAllocator {
         let blocks = &self.blocks;
         let pool = &mut self.pools[p.pool as usize];
         let mut best: Option<FreeKey> = None;
-        let mut from = FreeKey::at_least(StreamId(0), p.size);
-        // One best-fit look-up per stream: keys are ordered by stream, then size.
-        while let Some(&k) = pool.free.range(from..).next() {
-            if k.size < p.size {
-                // A new stream's first block is too small: jump to the size.
-                from = FreeKey::at_least(k.stream, p.size);
-                continue;
-            }
+        // One best-fit look-up per stream, streams in order.
+        for s in pool.free.streams() {
+            let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
             if k.stream != p.stream && blocks.get(k.block).is_expandable() && best.is_none_or(|b| k.size < b.size) {
                 best = Some(k);
-            }
-            match k.stream.0.checked_add(1) {
-                Some(n) => from = FreeKey::at_least(StreamId(n), 0),
-                None => break,
             }
         }
         let Some(k) = best else { return false };

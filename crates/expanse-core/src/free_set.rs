@@ -1,0 +1,278 @@
+//! The free set of one pool: free blocks ordered by stream, size, address,
+//! found in constant time.
+//!
+//! The order is exactly a sorted set of [`FreeKey`]s (stream, then size,
+//! then address), so best fit is the same block a `BTreeSet` would give.
+//! Per stream, keys sit in size bins: sizes up to 8 KiB one bin per 512 B,
+//! above that 16 bins per power of two (two-level segregated fit). Bin
+//! order follows size order, and each bin keeps its keys sorted, so the
+//! first key at or above a size is in its bin or the first key of the
+//! next non-empty bin, found with a bitmap. Bins keep their capacity:
+//! the hot path does not allocate once a size was seen.
+
+use expanse_device::StreamId;
+
+use crate::pool::FreeKey;
+
+/// Sizes are multiples of this (the smallest block).
+const UNIT_SHIFT: u32 = 9;
+/// Sub-bins per power of two (and the linear bins below 16 units).
+const SUB_BITS: u32 = 4;
+const SUBS: u64 = 1 << SUB_BITS;
+/// Bins for every size a `u64` can hold.
+const BINS: usize = (SUBS as usize) * (64 - UNIT_SHIFT as usize - SUB_BITS as usize + 1);
+const WORDS: usize = BINS.div_ceil(64);
+// One summary word covers every bitmap word.
+const _: () = assert!(WORDS <= 64);
+
+/// The bin of `size`: monotonic in `size`.
+fn bin_of(size: u64) -> usize {
+    let units = size >> UNIT_SHIFT;
+    if units < SUBS {
+        return units as usize;
+    }
+    let log = 63 - units.leading_zeros();
+    let sub = (units >> (log - SUB_BITS)) & (SUBS - 1);
+    (SUBS + u64::from(log - SUB_BITS) * SUBS + sub) as usize
+}
+
+/// The free keys of one stream.
+#[derive(Debug)]
+struct StreamBins {
+    stream: StreamId,
+    /// Non-empty bins.
+    bitmap: [u64; WORDS],
+    /// Non-zero words of `bitmap`.
+    summary: u64,
+    /// Each bin's keys, sorted.
+    bins: Vec<Vec<FreeKey>>,
+}
+
+impl StreamBins {
+    fn new(stream: StreamId) -> Self {
+        StreamBins { stream, bitmap: [0; WORDS], summary: 0, bins: (0..BINS).map(|_| Vec::new()).collect() }
+    }
+
+    /// The first non-empty bin at or after `from`.
+    fn next_bin(&self, from: usize) -> Option<usize> {
+        let w = from / 64;
+        if w >= WORDS {
+            return None;
+        }
+        let bits = self.bitmap[w] & (!0u64 << (from % 64));
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
+        }
+        let words = self.summary & (!0u64).checked_shl(w as u32 + 1).unwrap_or(0);
+        if words == 0 {
+            return None;
+        }
+        let w = words.trailing_zeros() as usize;
+        Some(w * 64 + self.bitmap[w].trailing_zeros() as usize)
+    }
+
+    fn mark(&mut self, b: usize) {
+        self.bitmap[b / 64] |= 1 << (b % 64);
+        self.summary |= 1 << (b / 64);
+    }
+
+    fn unmark(&mut self, b: usize) {
+        self.bitmap[b / 64] &= !(1 << (b % 64));
+        if self.bitmap[b / 64] == 0 {
+            self.summary &= !(1 << (b / 64));
+        }
+    }
+
+    /// Position of the first key with at least `size` bytes.
+    fn lower_bound(&self, size: u64) -> Option<(usize, usize)> {
+        let b = bin_of(size);
+        let keys = &self.bins[b];
+        let i = keys.partition_point(|k| k.size < size);
+        if i < keys.len() {
+            return Some((b, i));
+        }
+        self.next_bin(b + 1).map(|n| (n, 0))
+    }
+}
+
+/// Free keys in [`FreeKey`] order; see the module documentation.
+#[derive(Debug, Default)]
+pub struct FreeSet {
+    /// Sorted by stream; a stream stays once seen.
+    streams: Vec<StreamBins>,
+    len: usize,
+}
+
+impl FreeSet {
+    fn stream_index(&self, stream: StreamId) -> Result<usize, usize> {
+        self.streams.binary_search_by(|s| s.stream.cmp(&stream))
+    }
+
+    /// Add `k`; returns false if it was there already.
+    pub fn insert(&mut self, k: FreeKey) -> bool {
+        let si = match self.stream_index(k.stream) {
+            Ok(i) => i,
+            Err(i) => {
+                self.streams.insert(i, StreamBins::new(k.stream));
+                i
+            }
+        };
+        let s = &mut self.streams[si];
+        let b = bin_of(k.size);
+        let keys = &mut s.bins[b];
+        match keys.binary_search(&k) {
+            Ok(_) => false,
+            Err(i) => {
+                // Appending (the common case: few keys a bin) skips the shift.
+                if i == keys.len() {
+                    keys.push(k);
+                } else {
+                    keys.insert(i, k);
+                }
+                s.mark(b);
+                self.len += 1;
+                true
+            }
+        }
+    }
+
+    /// Remove `k`; returns whether it was there.
+    pub fn remove(&mut self, k: &FreeKey) -> bool {
+        let Ok(si) = self.stream_index(k.stream) else { return false };
+        let s = &mut self.streams[si];
+        let b = bin_of(k.size);
+        let keys = &mut s.bins[b];
+        let Ok(i) = keys.binary_search(k) else { return false };
+        if i + 1 == keys.len() {
+            keys.pop();
+        } else {
+            keys.remove(i);
+        }
+        if keys.is_empty() {
+            s.unmark(b);
+        }
+        self.len -= 1;
+        true
+    }
+
+    /// Whether `k` is in the set.
+    pub fn contains(&self, k: &FreeKey) -> bool {
+        self.stream_index(k.stream).is_ok_and(|si| self.streams[si].bins[bin_of(k.size)].binary_search(k).is_ok())
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The keys of `stream` with at least `size` bytes, smallest first.
+    pub fn at_least(&self, stream: StreamId, size: u64) -> Keys<'_> {
+        let pos = self.stream_index(stream).ok().and_then(|si| {
+            let s = &self.streams[si];
+            s.lower_bound(size).map(|p| (s, p))
+        });
+        Keys { pos }
+    }
+
+    /// The keys of `stream` with fewer than `size` bytes, largest first.
+    pub fn below(&self, stream: StreamId, size: u64) -> Vec<FreeKey> {
+        let mut v: Vec<FreeKey> = self.of_stream(stream).take_while(|k| k.size < size).copied().collect();
+        v.reverse();
+        v
+    }
+
+    /// Streams that have (or had) free keys, in order.
+    pub fn streams(&self) -> impl Iterator<Item = StreamId> + '_ {
+        self.streams.iter().map(|s| s.stream)
+    }
+
+    fn of_stream(&self, stream: StreamId) -> Keys<'_> {
+        self.at_least(stream, 0)
+    }
+
+    /// Every key, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &FreeKey> + '_ {
+        self.streams.iter().flat_map(|s| Keys { pos: s.lower_bound(0).map(|p| (s, p)) })
+    }
+}
+
+/// Keys of one stream from a position on, in order.
+pub struct Keys<'a> {
+    pos: Option<(&'a StreamBins, (usize, usize))>,
+}
+
+impl<'a> Iterator for Keys<'a> {
+    type Item = &'a FreeKey;
+
+    fn next(&mut self) -> Option<&'a FreeKey> {
+        let (s, (b, i)) = self.pos?;
+        let k = &s.bins[b][i];
+        self.pos = if i + 1 < s.bins[b].len() { Some((s, (b, i + 1))) } else { s.next_bin(b + 1).map(|n| (s, (n, 0))) };
+        Some(k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn key(stream: u64, size: u64, addr: u64) -> FreeKey {
+        FreeKey { stream: StreamId(stream), size, addr, block: (addr >> 9) as u32 }
+    }
+
+    #[test]
+    fn bins_follow_size_order() {
+        let mut sizes: Vec<u64> = (1..4096).map(|k| k * 512).collect();
+        for shift in 0..54 {
+            for k in [1u64, 17, 31, 33, 1000] {
+                sizes.push((k << shift) * 512);
+                sizes.push((k << shift) * 512 - 1);
+            }
+        }
+        sizes.push(u64::MAX);
+        sizes.sort_unstable();
+        assert!(sizes.windows(2).all(|w| bin_of(w[0]) <= bin_of(w[1])));
+        assert!(bin_of(u64::MAX) < BINS);
+        // Exact bins up to 8 KiB; above, a bin spans a sixteenth of its power of two.
+        assert_eq!(bin_of(512), 1);
+        assert_eq!(bin_of(7680), 15);
+        assert_ne!(bin_of(8192), bin_of(8192 + 512));
+        assert_eq!(bin_of(1 << 30), bin_of((1 << 30) + (1 << 26) - 1));
+        assert_ne!(bin_of(1 << 30), bin_of((1 << 30) + (1 << 26)));
+    }
+
+    /// The same operations on a `BTreeSet`, the reference order.
+    #[test]
+    fn agrees_with_a_sorted_set() {
+        let mut set = FreeSet::default();
+        let mut reference = BTreeSet::new();
+        let mut x = 7u64;
+        for step in 0..20_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            let size = (1 + (r % 7) * (r % 3000)) << 9 << (r % 23);
+            let k = key(r % 3, size, (r % 512) << 20);
+            if r % 5 < 3 {
+                assert_eq!(set.insert(k), reference.insert(k));
+            } else {
+                let victim = reference.iter().nth((r as usize) % reference.len().max(1)).copied().unwrap_or(k);
+                assert_eq!(set.remove(&victim), reference.remove(&victim));
+            }
+            if step % 97 == 0 {
+                assert_eq!(set.len(), reference.len());
+                assert!(set.iter().eq(reference.iter()));
+                for s in 0..3 {
+                    let want = reference.range(FreeKey::at_least(StreamId(s), size)..).take_while(|k| k.stream.0 == s);
+                    assert!(set.at_least(StreamId(s), size).eq(want));
+                    let below = reference.range(..FreeKey::at_least(StreamId(s), size)).rev();
+                    let below: Vec<_> = below.take_while(|k| k.stream.0 == s).copied().collect();
+                    assert_eq!(set.below(StreamId(s), size), below);
+                }
+                assert!(reference.iter().all(|k| set.contains(k)));
+            }
+        }
+        assert!(set.len() > 0);
+    }
+}

@@ -1,0 +1,73 @@
+//! At the device's limit: growth that fails with the policy's page size is
+//! tried again with pages of the device granularity, and moves are no
+//! longer bounded by the driver budget. PyTorch's decisions never change.
+
+use std::sync::Arc;
+
+use expanse_core::{Config, DeviceAllocator, StreamId};
+use expanse_device::Device;
+use expanse_mock::MockDevice;
+
+const MIB: u64 = 1 << 20;
+
+fn allocator(capacity: u64, conf: &str) -> DeviceAllocator {
+    let d: Arc<dyn Device> = Arc::new(MockDevice::new(capacity, 2 * MIB));
+    DeviceAllocator::new(d, Config::parse(conf).unwrap())
+}
+
+/// A 20 MiB device; pages of at least 16 MiB. A 2 MiB tensor maps one
+/// 16 MiB page (4 MiB left on the device). A 16 MiB tensor then needs 2 MiB
+/// more past the page: a 16 MiB page no longer fits, a 2 MiB one does.
+/// Counted by hand: reserved 16 + 2 = 18 MiB.
+#[test]
+fn growth_at_the_limit_falls_back_to_granular_pages() {
+    let mut a = allocator(20 * MIB, "expandable_segments:True,min_grow_size_mb:16,max_page_size_mb:16");
+    let s = StreamId(0);
+    let first = a.malloc(2 * MIB, s).unwrap();
+    assert_eq!(a.reserved_bytes(), 16 * MIB);
+    let second = a.malloc(16 * MIB, s).expect("fits once pages are granular");
+    a.check_invariants().unwrap();
+    assert_eq!(a.reserved_bytes(), 18 * MIB);
+    assert_eq!(a.stats().num_ooms, 0);
+    a.free(second).unwrap();
+    a.free(first).unwrap();
+    a.check_invariants().unwrap();
+}
+
+/// The same sequence in PyTorch's expandable mode (20 MiB pages) keeps
+/// PyTorch's decision: the second page does not fit and the request fails.
+#[test]
+fn pytorch_expandable_mode_keeps_its_decisions_at_the_limit() {
+    let mut a = allocator(20 * MIB, "expandable_segments:True,pytorch_compat:True");
+    let s = StreamId(0);
+    let first = a.malloc(2 * MIB, s).unwrap();
+    assert_eq!(a.reserved_bytes(), 20 * MIB);
+    assert!(a.malloc(16 * MIB, s).is_ok(), "fits in the first 20 MiB page");
+    assert!(a.malloc(4 * MIB, s).is_err(), "no second 20 MiB page on a 20 MiB device");
+    a.check_invariants().unwrap();
+    a.free(first).unwrap();
+}
+
+/// With moving allowed but no budget left (move_budget:0 allows no move),
+/// growth at the limit moves wholly free pages instead of releasing them
+/// and creating new ones. 16 MiB device, 4 MiB pages: stream 0 holds four
+/// 4 MiB tensors and frees two that are not neighbours (no 6 MiB free
+/// block to lend); stream 1 then asks for 6 MiB, two pages: both move.
+#[test]
+fn moves_at_the_limit_ignore_the_budget() {
+    let mut a = allocator(16 * MIB, "expandable_segments:True,move_budget:0,max_page_size_mb:4,min_grow_size_mb:4");
+    let (s0, s1) = (StreamId(0), StreamId(1));
+    let t: Vec<u64> = (0..4).map(|_| a.malloc(4 * MIB, s0).unwrap()).collect();
+    assert_eq!(a.reserved_bytes(), 16 * MIB);
+    a.free(t[1]).unwrap();
+    a.free(t[3]).unwrap();
+    let z = a.malloc(6 * MIB, s1).expect("two free pages move at the limit");
+    a.check_invariants().unwrap();
+    assert_eq!(a.reserved_bytes(), 16 * MIB);
+    assert_eq!(a.stats().pages.moved, 2);
+    assert_eq!(a.stats().pages.released, 0, "moved, not released and created again");
+    a.free(z).unwrap();
+    a.free(t[0]).unwrap();
+    a.free(t[2]).unwrap();
+    a.check_invariants().unwrap();
+}
