@@ -131,8 +131,14 @@ pub fn cmd_compare(args: &[std::ffi::OsString]) -> Result<(), String> {
         let recorded = corpora[&dir].as_ref().and_then(|c| c.get(&trace_name(&f)).cloned());
         jobs.push((f, recorded));
     }
-    if !any_dir && jobs.iter().all(|(_, r)| r.is_none()) {
+    // Plots and snapshots are per replay: the per-mode table draws them
+    // (and refuses a snapshot) for explicit files, recorded or not.
+    let per_replay = o.plot.is_some() || o.snapshot.is_some();
+    if (!any_dir && jobs.iter().all(|(_, r)| r.is_none())) || (per_replay && !any_dir) {
         return crate::cmd_compare(&rest);
+    }
+    if per_replay {
+        return Err("compare over a folder draws no plot and writes no snapshot: name the trace files".into());
     }
     let config = crate::config_of(&o.conf)?;
     let rows = run_all(&jobs, &o, &config, capacity)?;

@@ -250,6 +250,13 @@ impl PagePolicy {
         }
     }
 
+    /// Whether growth that fails for lack of device memory is tried again
+    /// with pages of the device granularity (and moves beyond the budget).
+    /// PyTorch's uniform pages never do: its decisions stay byte-exact.
+    pub fn adapts_at_limit(&self) -> bool {
+        matches!(self, PagePolicy::GrowthSized { .. })
+    }
+
     /// Smallest page to create when the large pool grows by `need` bytes.
     ///
     /// Small pages waste less at the edges of free blocks but cost the same
@@ -314,6 +321,13 @@ impl MovePolicy {
         } else {
             (left / per_move) as u64
         }
+    }
+}
+
+impl MovePolicy {
+    /// Whether pages are ever moved.
+    pub fn moves(&self) -> bool {
+        !matches!(self, MovePolicy::Never)
     }
 }
 

@@ -7,12 +7,23 @@ use std::sync::Arc;
 use expanse_device::StreamId;
 
 use super::{DeviceAllocator, Request};
+use crate::expandable_segment::Placement;
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages_keeping;
 use crate::history::Action;
 use crate::pool::UnmappedKey;
+
+/// How hard growth may push: normally within the policy's budget and page
+/// sizes; at the device's limit, whatever lets the missing bytes fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pressure {
+    /// Within the policy's driver budget and page sizes.
+    Normal,
+    /// Creating pages failed for lack of device memory.
+    AtLimit,
+}
 
 impl DeviceAllocator {
     /// Get a new block from the device: a classic segment, or growth of an
@@ -153,17 +164,37 @@ impl DeviceAllocator {
     }
 
     /// Map at least `size` bytes at the start of unmapped block `id`.
+    ///
+    /// When the device has no memory left for the pages the policy picks,
+    /// a policy that [adapts at the limit](crate::policy::PagePolicy::adapts_at_limit)
+    /// tries once more at the limit: moves are no longer bounded by the
+    /// driver budget and new pages are of the device granularity, so a
+    /// large page does not fail where the missing bytes would fit.
     fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
+        if self.map_block_under(id, size, Pressure::Normal)? {
+            return Ok(true);
+        }
+        if self.policy.pages.adapts_at_limit() {
+            return self.map_block_under(id, size, Pressure::AtLimit);
+        }
+        Ok(false)
+    }
+
+    fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<bool, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
             return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
         };
         let unit = self.page_unit(b.pool);
         let need = size.div_ceil(unit) * unit;
-        let mut supply = self.take_free_pages(need, id)?;
+        let mut supply = self.take_free_pages(need, id, pressure)?;
         // After moving: the pages' size depends on the driver time spent.
         let cost = self.cost_state();
-        let placement = self.policy.pages.placement(b.pool, b.end(), need, unit, self.device.granularity(), &cost);
+        let g = self.device.granularity();
+        let placement = match pressure {
+            Pressure::Normal => self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost),
+            Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
+        };
         let device = Arc::clone(&self.device);
         let seg = self.segments[slot].as_mut().expect("live segment");
         let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use expanse_device::StreamId;
 
+use super::growth::Pressure;
 use super::DeviceAllocator;
 use crate::block::{BlockId, PoolKind, SegmentRef};
 use crate::error::AllocError;
@@ -40,11 +41,22 @@ impl DeviceAllocator {
     /// segment must grow by `need` bytes, instead of creating new pages.
     /// `target` (the unmapped block being mapped) and its neighbours are
     /// never touched.
-    pub(super) fn take_free_pages(&mut self, need: u64, target: BlockId) -> Result<Vec<Page>, AllocError> {
+    pub(super) fn take_free_pages(
+        &mut self,
+        need: u64,
+        target: BlockId,
+        pressure: Pressure,
+    ) -> Result<Vec<Page>, AllocError> {
         // Moving is bounded by the driver-time budget: past it, segments grow
         // by new pages only, and the cost stays within `move_budget` times
-        // what uniform pages would cost however long the program runs.
-        let mut allowed = self.policy.moving.moves_allowed(&self.cost_state());
+        // what uniform pages would cost however long the program runs. At
+        // the device's limit memory is what counts: the budget no longer
+        // applies (a run that keeps hitting the limit pays for it).
+        let mut allowed = match pressure {
+            Pressure::Normal => self.policy.moving.moves_allowed(&self.cost_state()),
+            Pressure::AtLimit if self.policy.moving.moves() => u64::MAX,
+            Pressure::AtLimit => 0,
+        };
         if allowed == 0 || need == 0 {
             return Ok(Vec::new());
         }
