@@ -174,6 +174,9 @@ def replays(backend):
     if not os.path.exists(exe):
         exe = os.path.join(ROOT, "target", "release", "expanse")
     traces = sorted(glob.glob(os.path.join(ROOT, "traces", "*.trace.csv*")))
+    only = os.environ.get("SNAPSHOT_TRACES")
+    if only:
+        traces = [t for t in traces if os.path.basename(t).split(".trace.csv")[0] in only.split(",")]
     with tempfile.TemporaryDirectory() as d:
         for t in traces:
             name = os.path.basename(t).split(".trace.csv")[0]
