@@ -7,11 +7,11 @@ use std::sync::Arc;
 use expanse_device::StreamId;
 
 use super::{DeviceAllocator, Request};
-use crate::expandable_segment::Placement;
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages_keeping;
+use crate::expandable_segment::Placement;
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
@@ -39,6 +39,13 @@ impl DeviceAllocator {
             p.block = self.try_allocate_expandable_block(p.stream, p.pool, p.size)?;
             return Ok(p.block.is_some());
         }
+        self.new_classic_segment(p, 0)
+    }
+
+    /// A new classic segment of `p.segment_size` bytes for `p`, in private
+    /// pool `private` (0: the shared pools); false when the device is out
+    /// of memory.
+    pub(super) fn new_classic_segment(&mut self, p: &mut Request, private: u32) -> Result<bool, AllocError> {
         let size = p.segment_size;
         let addr = match self.device.malloc(size) {
             Ok(a) => a,
@@ -46,10 +53,11 @@ impl DeviceAllocator {
             Err(e) => return Err(e.into()),
         };
         self.reserved += size;
-        let id = self.blocks.insert(Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic));
-        let st = p.pool;
-        self.stats.segment.increase(st, 1);
-        self.stats.reserved_bytes.increase(st, size);
+        let mut b = Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic);
+        b.private = private;
+        let id = self.blocks.insert(b);
+        self.stats.segment.increase(p.pool, 1);
+        self.stats.reserved_bytes.increase(p.pool, size);
         self.note_high_water(p.pool);
         if size >= self.config.max_split_size {
             self.stats.oversize_segments.increase(1);

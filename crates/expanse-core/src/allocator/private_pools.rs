@@ -30,9 +30,8 @@ use std::collections::HashMap;
 use expanse_device::StreamId;
 
 use super::{DeviceAllocator, Request};
-use crate::block::{Block, BlockId, SegmentRef};
+use crate::block::{Block, BlockId};
 use crate::error::AllocError;
-use crate::history::Action;
 use crate::pool::Pool;
 use crate::size_class::{allocation_size, round_size};
 
@@ -265,25 +264,10 @@ impl DeviceAllocator {
         if self.memory_fraction.is_some() && self.reserved + size > self.allowed_memory_maximum {
             return Ok(false);
         }
-        let addr = match self.device.malloc(size) {
-            Ok(a) => a,
-            Err(e) if e.is_out_of_memory() => return Ok(false),
-            Err(e) => return Err(e.into()),
-        };
-        self.reserved += size;
-        let mut b = Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic);
-        b.private = slot;
-        let id = self.blocks.insert(b);
-        self.private.get_mut(slot).segments += 1;
-        self.stats.segment.increase(p.pool, 1);
-        self.stats.reserved_bytes.increase(p.pool, size);
-        self.note_high_water(p.pool);
-        if size >= self.config.max_split_size {
-            self.stats.oversize_segments.increase(1);
+        let made = self.new_classic_segment(p, slot)?;
+        if made {
+            self.private.get_mut(slot).segments += 1;
         }
-        self.stats.num_device_alloc += 1;
-        self.record(Action::SegmentAlloc, addr, size, p.stream);
-        p.block = Some(id);
-        Ok(true)
+        Ok(made)
     }
 }
