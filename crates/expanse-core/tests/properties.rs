@@ -81,8 +81,26 @@ fn configs() -> Vec<Config> {
     ]
 }
 
+/// Cases per property: `PROPTEST_CASES` when set (a long run:
+/// `PROPTEST_CASES=100000 cargo test --release -p expanse-core --test
+/// properties`), else 64 to keep CI fast.
+fn cases() -> u32 {
+    cases_from(std::env::var("PROPTEST_CASES").ok().as_deref())
+}
+
+fn cases_from(var: Option<&str>) -> u32 {
+    var.and_then(|v| v.trim().parse().ok()).unwrap_or(64)
+}
+
+#[test]
+fn proptest_cases_knob_is_read() {
+    assert_eq!(cases_from(None), 64);
+    assert_eq!(cases_from(Some("5000")), 5000);
+    assert_eq!(cases_from(Some("junk")), 64);
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn random_sequences_keep_every_property(bytes in proptest::collection::vec(any::<u8>(), 0..2400), which in 0usize..5, hold in any::<bool>()) {
