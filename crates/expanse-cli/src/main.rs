@@ -157,7 +157,7 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
         println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
         println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
-        println!("fragmentation    {:.4} (peak reserved / peak requested)", r.fragmentation());
+        println!("fragmentation    {} (peak reserved / peak requested)", r.fragmentation_text());
         println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
         println!(
             "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
@@ -202,9 +202,9 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
                 println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
             } else {
                 println!(
-                    "| {name} | {label} | {} | {:.4} | {} | {} | {:.1} ms | {:.0} |",
+                    "| {name} | {label} | {} | {} | {} | {} | {:.1} ms | {:.0} |",
                     r.peak_reserved_bytes,
-                    r.fragmentation(),
+                    r.fragmentation_text(),
                     r.pages.created,
                     r.pages.moved,
                     r.pages.driver_us_estimate() / 1000.0,

@@ -26,12 +26,18 @@ pub struct Report {
 }
 
 impl Report {
-    /// Peak reserved over peak requested (1.0 is the floor).
-    pub fn fragmentation(&self) -> f64 {
-        if self.peak_requested_bytes == 0 {
-            1.0
-        } else {
-            self.peak_reserved_bytes as f64 / self.peak_requested_bytes as f64
+    /// Peak reserved over peak requested (1.0 is the floor); none when
+    /// nothing was requested (only size-0 allocations, or none), where no
+    /// ratio means anything though memory may be reserved.
+    pub fn fragmentation(&self) -> Option<f64> {
+        (self.peak_requested_bytes > 0).then(|| self.peak_reserved_bytes as f64 / self.peak_requested_bytes as f64)
+    }
+
+    /// The fragmentation for people: four decimals, or why there is none.
+    pub fn fragmentation_text(&self) -> String {
+        match self.fragmentation() {
+            Some(f) => format!("{f:.4}"),
+            None => format!("n/a (nothing requested, {} bytes reserved)", self.peak_reserved_bytes),
         }
     }
 

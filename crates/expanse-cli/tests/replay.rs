@@ -377,3 +377,27 @@ fn many_streams_and_huge_devices_replay_alike_on_host_and_sim() {
     // A device size whose 9/8 overflows 64 bits replays (sim has no cap).
     assert!(peak_on(&five, "sim", &["--device-memory", "18446744073709551615"]).is_ok());
 }
+
+/// A trace of size-0 allocations requests nothing but reserves memory in
+/// every mode: no ratio is reported as if it were perfect (it used to say
+/// 1.0); the text says why and how much is reserved.
+#[test]
+fn size_zero_allocations_report_no_fragmentation_ratio() {
+    let dir = std::env::temp_dir().join(format!("expanse-cli-zero-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("zero.trace.csv");
+    std::fs::write(&path, "a,1,0,0\na,2,0,0\nf,1\n").unwrap();
+    for conf in ["expandable_segments:False", ""] {
+        let out = exe().args(["replay", path.to_str().unwrap(), "--json", "--conf", conf]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(u(&v, "peak_requested_bytes"), 0);
+        assert!(u(&v, "peak_reserved_bytes") > 0, "{v}");
+        assert!(v["fragmentation"].is_null(), "{conf}: {v}");
+        let out = exe().args(["replay", path.to_str().unwrap(), "--conf", conf]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let reserved = format!("n/a (nothing requested, {} bytes reserved)", u(&v, "peak_reserved_bytes"));
+        assert!(text.contains(&reserved), "{conf}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
