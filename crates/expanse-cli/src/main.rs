@@ -128,10 +128,15 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
     expanse_backends::load_config(conf.as_deref()).map_err(|e| e.to_string())
 }
 
-fn replay_one(path: &Path, trace: &trace::Trace, o: &Options, config: Config) -> Result<replay::Report, String> {
+/// Replay the trace at `path`, streamed from the file.
+fn replay_one(path: &Path, o: &Options, config: Config) -> Result<replay::Report, String> {
     let device = make_device(o.backend, o.device_memory)?;
     config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
-    replay::run(trace, device, config).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+    let events = trace::open(path).map_err(|e| e.to_string())?;
+    replay::run(events, device, config).map_err(|f| match f {
+        replay::Failed::Trace(e) => e.to_string(),
+        replay::Failed::Alloc(line, e) => format!("{}:{line}: {e}", path.display()),
+    })
 }
 
 fn gib(b: u64) -> String {
@@ -145,15 +150,14 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     };
     let config = config_of(&o.conf)?;
     let conf_str = config.to_conf_string();
-    let trace = trace::read(path).map_err(|e| e.to_string())?;
-    let r = replay_one(path, &trace, &o, config)?;
+    let r = replay_one(path, &o, config)?;
     if o.json {
         println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
     } else {
         println!("trace            {}", path.display());
         println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
         println!("config           {conf_str}");
-        println!("events           {} on {} stream(s)", r.events, trace.streams);
+        println!("events           {} on {} stream(s)", r.events, r.streams);
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
         println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
         println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
@@ -188,7 +192,6 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     }
     let mut logs = Vec::new();
     for path in &o.files {
-        let trace = trace::read(path).map_err(|e| e.to_string())?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().replace(".trace.csv.gz", "").replace(".trace.csv", ""))
@@ -196,7 +199,7 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
         let mut ests = Vec::new();
         for (label, config) in &modes {
             let conf_str = config.to_conf_string();
-            let r = replay_one(path, &trace, &o, config.clone())?;
+            let r = replay_one(path, &o, config.clone())?;
             ests.push(r.pages.driver_us_estimate());
             if o.json {
                 println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));

@@ -121,6 +121,7 @@ fn fails_with(args: &[&str], expect: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(expect), "{args:?}: '{err}' lacks '{expect}'");
     assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("still live at shutdown"), "a failed replay left the device unclean: {err}");
 }
 
 #[test]
@@ -135,15 +136,18 @@ fn bad_input_gives_clear_errors() {
     let malformed = w("bad.csv", b"a,1,100,0\na,2,oops,0\n");
     fails_with(&["replay", &malformed], "bad.csv:2: size 'oops'");
     let unknown = w("unknown.csv", b"a,1,100,0\nf,7\n");
-    fails_with(&["replay", &unknown], "unknown.csv:2: free of unknown id 7");
+    fails_with(&["replay", &unknown], "unknown.csv:2: free of id 7, which is not live");
     let twice = w("twice.csv", b"a,1,100,0\nf,1\nf,1\n");
-    fails_with(&["replay", &twice], "twice.csv:3: id 1 freed twice");
+    fails_with(&["replay", &twice], "twice.csv:3: free of id 1, which is not live");
     // A truncated gzip stream.
     let gz = std::fs::read(trace("resnet_train")).unwrap();
     let corrupt = w("corrupt.csv.gz", &gz[..gz.len() / 2]);
     fails_with(&["replay", &corrupt], "corrupt.csv.gz:");
     let binary = w("binary.csv", &[0xff, 0xfe, 0x00, 0x41, 0x0a]);
     fails_with(&["replay", &binary], "binary.csv:1:");
+    // A 1 MiB line is refused at its line, not read whole.
+    let long = w("long.csv", &[b"a,1,100,0\n".as_slice(), &vec![b'7'; 1 << 20]].concat());
+    fails_with(&["replay", &long], "long.csv:2: line longer than 4096 bytes");
     fails_with(&["replay", "/nonexistent/trace.csv"], "/nonexistent/trace.csv: cannot open");
     fails_with(&["replay", &malformed, "--conf", "expandable_segments:yes"], "expandable_segments");
     fails_with(&["replay", &malformed, "--conf", "nonsense:1"], "unknown allocator config key 'nonsense'");
