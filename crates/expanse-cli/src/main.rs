@@ -2,7 +2,7 @@
 
 mod backends;
 mod replay;
-mod trace;
+use expanse_cli::trace;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
