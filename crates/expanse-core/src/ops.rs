@@ -257,40 +257,44 @@ impl Runner {
         Ok(())
     }
 
+    /// Allocate, check the address against the shadow, record it.
+    fn alloc(&mut self, a: &mut DeviceAllocator, size: u64, stream: StreamId) -> Result<(), String> {
+        match a.malloc(size, stream) {
+            Ok(ptr) => {
+                let block = a.allocation_size(ptr).ok_or("malloc returned an untracked pointer")?;
+                if block < size || ptr % 512 != 0 {
+                    return Err(format!("allocation {ptr:#x}: block {block} for {size} bytes or misaligned"));
+                }
+                if let Some((&p, &(s, _))) = self.live.range(..ptr + size).next_back() {
+                    if p + s > ptr {
+                        return Err(format!("allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"));
+                    }
+                }
+                self.counter = self.counter.wrapping_add(1).max(1);
+                if self.check_contents {
+                    self.fill(a, ptr, size, self.counter)?;
+                }
+                self.live.insert(ptr, (size, self.counter));
+                self.order.push(ptr);
+                self.streams.insert(ptr, stream);
+                self.last = Some(Step { addr: ptr, size, stream, allocated: true });
+            }
+            Err(AllocError::OutOfMemory { .. }) => {
+                self.ooms += 1;
+                *self.refused.entry("out_of_memory").or_default() += 1;
+            }
+            Err(AllocError::TooLarge { .. }) if size > 1 << 60 => *self.refused.entry("too_large").or_default() += 1,
+            Err(AllocError::AddressSpace { .. }) => *self.refused.entry("address_space").or_default() += 1,
+            Err(e) => return Err(format!("malloc({size}): {e}")),
+        }
+        Ok(())
+    }
+
     /// Apply one operation; `Err` describes the first broken property.
     pub fn step(&mut self, a: &mut DeviceAllocator, op: Op) -> Result<(), String> {
         self.last = None;
         match op {
-            Op::Alloc { size, stream } => match a.malloc(size, StreamId(stream)) {
-                Ok(ptr) => {
-                    let block = a.allocation_size(ptr).ok_or("malloc returned an untracked pointer")?;
-                    if block < size || ptr % 512 != 0 {
-                        return Err(format!("allocation {ptr:#x}: block {block} for {size} bytes or misaligned"));
-                    }
-                    if let Some((&p, &(s, _))) = self.live.range(..ptr + size).next_back() {
-                        if p + s > ptr {
-                            return Err(format!("allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"));
-                        }
-                    }
-                    self.counter = self.counter.wrapping_add(1).max(1);
-                    if self.check_contents {
-                        self.fill(a, ptr, size, self.counter)?;
-                    }
-                    self.live.insert(ptr, (size, self.counter));
-                    self.order.push(ptr);
-                    self.streams.insert(ptr, StreamId(stream));
-                    self.last = Some(Step { addr: ptr, size, stream: StreamId(stream), allocated: true });
-                }
-                Err(AllocError::OutOfMemory { .. }) => {
-                    self.ooms += 1;
-                    *self.refused.entry("out_of_memory").or_default() += 1;
-                }
-                Err(AllocError::TooLarge { .. }) if size > 1 << 60 => {
-                    *self.refused.entry("too_large").or_default() += 1
-                }
-                Err(AllocError::AddressSpace { .. }) => *self.refused.entry("address_space").or_default() += 1,
-                Err(e) => return Err(format!("malloc({size}): {e}")),
-            },
+            Op::Alloc { size, stream } => self.alloc(a, size, StreamId(stream))?,
             Op::Free { index } => {
                 if !self.order.is_empty() {
                     let ptr = self.order.swap_remove(index % self.order.len());
