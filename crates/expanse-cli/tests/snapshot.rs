@@ -191,7 +191,12 @@ fn plots_have_labelled_axes_and_a_legend() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for name in ["resnet_train", "five_streams"] {
         let svg = svg_texts(&dir.join(format!("both.{name}.svg")));
-        for label in ["reserved, expanse in PyTorch-native mode", "reserved, expanse in PyTorch-expandable mode", "reserved, expanse", name] {
+        for label in [
+            "reserved, expanse in PyTorch-native mode",
+            "reserved, expanse in PyTorch-expandable mode",
+            "reserved, expanse",
+            name,
+        ] {
             assert!(svg.contains(label), "{name} compare plot lacks '{label}'");
         }
     }

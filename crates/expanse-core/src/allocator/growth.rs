@@ -7,11 +7,11 @@ use std::sync::Arc;
 use expanse_device::StreamId;
 
 use super::{DeviceAllocator, Request};
-use crate::expandable_segment::Placement;
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages_keeping;
+use crate::expandable_segment::Placement;
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
