@@ -51,6 +51,23 @@ def alloc_write_read_free():
 
 
 @test
+def free_with_a_bad_device_frees_and_says_so():
+    # Device -1 and device 5 (of 1) alike: the block is freed on its owner
+    # (allocated bytes back to where they were), and the error names the
+    # bad index.
+    before = ex.memory_stats()["allocated_bytes.all.current"]
+    for bad in (-1, 5):
+        p = l.expanse_alloc(1 << 20, 0, None)
+        assert p, ex.last_error()
+        l.expanse_clear_last_error()
+        l.expanse_free(p, 1 << 20, bad, None)
+        assert f"bad device index {bad}" in ex.last_error(), ex.last_error()
+        assert ex.memory_stats()["allocated_bytes.all.current"] == before, bad
+        l.expanse_free(p, 1 << 20, 0, None)
+        assert "already freed" in ex.last_error(), ex.last_error()
+
+
+@test
 def stats_have_pytorch_keys():
     s = ex.memory_stats()
     for k in ["reserved_bytes.all.peak", "active_bytes.small_pool.current", "num_alloc_retries", "num_ooms", "segment.large_pool.current"]:

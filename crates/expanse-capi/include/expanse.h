@@ -24,9 +24,11 @@ extern "C" {
  * NULL on failure (out of memory: see last error). */
 void *expanse_alloc(size_t size, int device, void *stream);
 
-/* Free ptr. An unknown pointer or a double free sets the last error and
- * changes nothing. size, device and stream are accepted for PyTorch's
- * signature; the allocator knows them already. */
+/* Free ptr on the device that owns it. An unknown pointer or a double free
+ * sets the last error and changes nothing. size and stream are accepted for
+ * PyTorch's signature; the allocator knows them already. device is checked:
+ * another valid device is accepted, one that does not exist (negative, out
+ * of range) sets the last error, and ptr is freed all the same. */
 void expanse_free(void *ptr, size_t size, int device, void *stream);
 
 /* Return every wholly free cached segment and page to the device. */

@@ -51,7 +51,8 @@ fn clear_error() {
 /// Forget the last error message of this thread.
 #[no_mangle]
 pub extern "C" fn expanse_clear_last_error() {
-    clear_error();
+    // Nothing here can panic; caught all the same, as at every entry point.
+    let _ = catch_unwind(clear_error);
 }
 
 fn build() -> Result<Global, String> {
@@ -123,21 +124,33 @@ pub unsafe extern "C" fn expanse_alloc(size: usize, device: c_int, stream: *mut 
     })
 }
 
-/// Free `ptr`. Unknown pointers and double frees set the last error.
+/// Free `ptr` on the device that owns it. Unknown pointers and double
+/// frees set the last error. `device` is checked, never trusted: a valid
+/// device other than the owner is accepted (callers pass the current
+/// device); a device that does not exist (negative, out of range) sets the
+/// last error, but the block is freed all the same, never lost.
 #[no_mangle]
 pub extern "C" fn expanse_free(ptr: *mut c_void, _size: usize, device: c_int, _stream: *mut c_void) {
     with_global((), |g| {
         if ptr.is_null() {
             return Ok(());
         }
-        let d = device_index(device)?;
-        match g.allocator.free(d, ptr as u64) {
-            Ok(()) => Ok(()),
-            // The caller may pass another device than the owner's.
-            Err(_) if g.allocator.device_of(ptr as u64).is_some() => {
-                g.allocator.free_any(ptr as u64).map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e.to_string()),
+        let known = device_index(device).ok().filter(|&d| (d as usize) < g.allocator.device_count());
+        let freed = match known {
+            Some(d) => match g.allocator.free(d, ptr as u64) {
+                // The owner is another device: free it there.
+                Err(_) if g.allocator.device_of(ptr as u64).is_some() => g.allocator.free_any(ptr as u64),
+                r => r,
+            },
+            None => g.allocator.free_any(ptr as u64),
+        };
+        freed.map_err(|e| e.to_string())?;
+        match known {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "expanse_free: bad device index {device} ({} device(s)); {ptr:?} was freed on the device that owns it",
+                g.allocator.device_count()
+            )),
         }
     })
 }
@@ -223,5 +236,25 @@ pub extern "C" fn expanse_backend() -> *const c_char {
 /// The last error message on this thread, or null.
 #[no_mangle]
 pub extern "C" fn expanse_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr()))
+    // Nothing here can panic; caught all the same, as at every entry point.
+    catch_unwind(|| LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr())))
+        .unwrap_or(std::ptr::null())
+}
+
+/// Call `observer` on every out-of-memory failure of the process-wide
+/// allocator (starting it if needed), as PyTorch's
+/// `attach_out_of_memory_observer` does. For Rust embedders of the
+/// library; not part of the C ABI. A panicking observer is caught at the
+/// ABI: the call that failed returns its error value and the device it ran
+/// on serves nothing more ([`expanse_core::AllocError::Poisoned`]).
+pub fn add_oom_observer(observer: expanse_core::OomObserver) -> Result<(), String> {
+    with_global(Err(String::new()), |g| {
+        g.allocator.add_oom_observer(observer);
+        Ok(Ok(()))
+    })
+    .map_err(|_| expanse_last_error_string())
+}
+
+fn expanse_last_error_string() -> String {
+    LAST_ERROR.with(|e| e.borrow().as_ref().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default())
 }

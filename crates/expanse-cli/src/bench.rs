@@ -342,14 +342,17 @@ fn replays(o: &BenchOptions, config: &Config) -> Result<Vec<(String, usize, f64)
     files.sort();
     let mut out = Vec::new();
     for path in files {
-        let mut trace = crate::trace::read(&path).map_err(|e| e.to_string())?;
-        if let Some(cap) = o.scale.replay_cap() {
-            trace.events.truncate(cap);
-            trace.lines.truncate(cap);
-        }
+        // Read before the clock starts: the figure is the allocator's, not the parser's.
+        let cap = o.scale.replay_cap().unwrap_or(usize::MAX);
+        let events: Vec<_> = crate::trace::open(&path)
+            .and_then(|events| events.take(cap).collect::<Result<_, _>>())
+            .map_err(|e| e.to_string())?;
         let device = crate::make_device(o.backend, o.device_memory)?;
-        let r = crate::replay::run(&trace, device, config.clone(), &mut crate::replay::Quiet)
-            .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))?;
+        let r = crate::replay::run(events.into_iter().map(Ok), device, config.clone(), &mut crate::replay::Quiet)
+            .map_err(|f| match f {
+                crate::replay::Failed::Trace(e) => e.to_string(),
+                crate::replay::Failed::Alloc(line, e) => format!("{}:{line}: {e}", path.display()),
+            })?;
         out.push((trace_name(&path), r.events, r.ns_per_event()));
     }
     Ok(out)

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use expanse_core::Config;
 
 use crate::corpus_table::{print_json, print_table, Row};
-use crate::{capacity, trace, Options};
+use crate::{capacity, Options};
 
 /// PyTorch's recorded figures for one trace.
 #[derive(Clone, Debug)]
@@ -134,7 +134,7 @@ pub fn cmd_compare(args: &[std::ffi::OsString]) -> Result<(), String> {
     // Plots and snapshots are per replay: the per-mode table draws them
     // (and refuses a snapshot) for explicit files, recorded or not.
     let per_replay = o.plot.is_some() || o.snapshot.is_some();
-    if (!any_dir && jobs.iter().all(|(_, r)| r.is_none())) || (per_replay && !any_dir) {
+    if !any_dir && (per_replay || jobs.iter().all(|(_, r)| r.is_none())) {
         return crate::cmd_compare(&rest);
     }
     if per_replay {
@@ -186,17 +186,12 @@ fn run_all(
 /// PyTorch-expandable mode (plus PyTorch-native mode when nothing was
 /// recorded), then the two smallest capacities.
 fn row(path: &Path, recorded: Option<Recorded>, o: &Options, config: &Config, capacity: bool) -> Result<Row, String> {
-    let t = trace::read(path).map_err(|e| e.to_string())?;
     let compat_config = Config::pytorch_expandable();
-    let mut quiet = crate::watch::Watch::new("", None, false);
-    let expanse = crate::replay_one(path, &t, o, config.clone(), &mut quiet)?;
-    let mut quiet = crate::watch::Watch::new("", None, false);
-    let compat = crate::replay_one(path, &t, o, compat_config.clone(), &mut quiet)?;
-    let native = if recorded.is_none() {
-        Some(crate::replay_one(path, &t, o, Config::pytorch_native(), &mut quiet)?)
-    } else {
-        None
-    };
+    let quiet = &mut crate::replay::Quiet;
+    let expanse = crate::replay_one(path, o, config.clone(), quiet)?;
+    let compat = crate::replay_one(path, o, compat_config.clone(), quiet)?;
+    let native =
+        if recorded.is_none() { Some(crate::replay_one(path, o, Config::pytorch_native(), quiet)?) } else { None };
     let peak_requested = expanse.peak_requested_bytes;
     if let Some(r) = &recorded {
         if r.peak_requested != peak_requested {
@@ -208,6 +203,8 @@ fn row(path: &Path, recorded: Option<Recorded>, o: &Options, config: &Config, ca
         }
     }
     let capacities = if capacity && expanse.oom.is_none() && compat.oom.is_none() {
+        let t: Vec<_> =
+            crate::trace::open(path).and_then(|events| events.collect::<Result<_, _>>()).map_err(|e| e.to_string())?;
         let at = |c: &Config, peak| {
             capacity::smallest(&t, c, peak_requested, peak).map_err(|e| format!("{}: {e}", path.display()))
         };

@@ -7,8 +7,9 @@ mod corpus;
 mod corpus_table;
 mod plot;
 mod replay;
-mod trace;
 mod watch;
+
+use expanse_cli::trace;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -182,16 +183,35 @@ fn config_of(conf: &Option<String>) -> Result<Config, String> {
     expanse_backends::load_config(conf.as_deref()).map_err(|e| e.to_string())
 }
 
+/// Replay the trace at `path`, streamed from the file, watched by `observer`.
 fn replay_one(
     path: &Path,
-    trace: &trace::Trace,
+    o: &Options,
+    config: Config,
+    observer: &mut dyn replay::Observer,
+) -> Result<replay::Report, String> {
+    let device = make_device(o.backend, o.device_memory)?;
+    config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
+    let events = trace::open(path).map_err(|e| e.to_string())?;
+    replay::run(events, device, config, observer).map_err(|f| match f {
+        replay::Failed::Trace(e) => e.to_string(),
+        replay::Failed::Alloc(line, e) => format!("{}:{line}: {e}", path.display()),
+    })
+}
+
+/// [`replay_one`] watched by `watch`, which is first told the trace's
+/// event count (a streamed pass that only counts) when it needs it.
+fn replay_watched(
+    path: &Path,
     o: &Options,
     config: Config,
     watch: &mut watch::Watch,
 ) -> Result<replay::Report, String> {
-    let device = make_device(o.backend, o.device_memory)?;
-    config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
-    replay::run(trace, device, config, watch).map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
+    if watch.wants_count() {
+        let events = trace::open(path).map_err(|e| e.to_string())?;
+        watch.expect(events.take_while(Result::is_ok).count());
+    }
+    replay_one(path, o, config, watch)
 }
 
 /// The trace's name: its file name without `.trace.csv[.gz]`.
@@ -229,10 +249,9 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     };
     let config = config_of(&o.conf)?;
     let conf_str = config.to_conf_string();
-    let trace = trace::read(path).map_err(|e| e.to_string())?;
     let history = o.snapshot.as_ref().map(|_| o.history_entries);
     let mut watch = watch::Watch::new(&trace_name(path), history, o.plot.is_some());
-    let r = replay_one(path, &trace, &o, config, &mut watch)?;
+    let r = replay_watched(path, &o, config, &mut watch)?;
     let mut written = Vec::new();
     if let (Some(file), Some(s)) = (&o.snapshot, &watch.snapshot) {
         written.push(("snapshot", write_snapshot(file, s)?));
@@ -248,7 +267,7 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         println!("trace            {}", path.display());
         println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
         println!("config           {conf_str}");
-        println!("events           {} on {} stream(s)", r.events, trace.streams);
+        println!("events           {} on {} stream(s)", r.events, r.streams);
         println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
         println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
         println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
@@ -257,7 +276,7 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
             gib(r.time_weighted_reserved_bytes),
             r.time_weighted_reserved_bytes
         );
-        println!("fragmentation    {:.4} (peak reserved / peak requested)", r.fragmentation());
+        println!("fragmentation    {} (peak reserved / peak requested)", r.fragmentation_text());
         println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
         println!(
             "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
@@ -294,23 +313,22 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     }
     let mut logs = Vec::new();
     for path in &o.files {
-        let trace = trace::read(path).map_err(|e| e.to_string())?;
         let name = trace_name(path);
         let mut ests = Vec::new();
         let mut samples = Vec::new();
         for (label, config) in &modes {
             let conf_str = config.to_conf_string();
             let mut watch = watch::Watch::new(&format!("{name} / {label}"), None, o.plot.is_some());
-            let r = replay_one(path, &trace, &o, config.clone(), &mut watch)?;
+            let r = replay_watched(path, &o, config.clone(), &mut watch)?;
             samples.push(watch.samples);
             ests.push(r.pages.driver_us_estimate());
             if o.json {
                 println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
             } else {
                 println!(
-                    "| {name} | {label} | {} | {:.4} | {} | {} | {:.1} ms | {:.0} |",
+                    "| {name} | {label} | {} | {} | {} | {} | {:.1} ms | {:.0} |",
                     r.peak_reserved_bytes,
-                    r.fragmentation(),
+                    r.fragmentation_text(),
                     r.pages.created,
                     r.pages.moved,
                     r.pages.driver_us_estimate() / 1000.0,

@@ -7,12 +7,14 @@ use std::time::Instant;
 use expanse_core::{AllocError, Config, DeviceAllocator, PageOps};
 use expanse_device::{Device, TraceStreams};
 
-use crate::trace::{Event, Trace};
+use crate::trace::{Event, TraceError};
 
 /// What a replay measured.
 #[derive(Clone, Debug)]
 pub struct Report {
     pub events: usize,
+    /// Stream indices seen (highest + 1).
+    pub streams: u64,
     pub peak_requested_bytes: u64,
     pub peak_allocated_bytes: u64,
     pub peak_reserved_bytes: u64,
@@ -30,12 +32,18 @@ pub struct Report {
 }
 
 impl Report {
-    /// Peak reserved over peak requested (1.0 is the floor).
-    pub fn fragmentation(&self) -> f64 {
-        if self.peak_requested_bytes == 0 {
-            1.0
-        } else {
-            self.peak_reserved_bytes as f64 / self.peak_requested_bytes as f64
+    /// Peak reserved over peak requested (1.0 is the floor); none when
+    /// nothing was requested (only size-0 allocations, or none), where no
+    /// ratio means anything though memory may be reserved.
+    pub fn fragmentation(&self) -> Option<f64> {
+        (self.peak_requested_bytes > 0).then(|| self.peak_reserved_bytes as f64 / self.peak_requested_bytes as f64)
+    }
+
+    /// The fragmentation for people: four decimals, or why there is none.
+    pub fn fragmentation_text(&self) -> String {
+        match self.fragmentation() {
+            Some(f) => format!("{f:.4}"),
+            None => format!("n/a (nothing requested, {} bytes reserved)", self.peak_reserved_bytes),
         }
     }
 
@@ -81,11 +89,11 @@ impl Report {
 /// Watches a replay: before the first event, after every event, and
 /// after the last one while every allocation is still live.
 pub trait Observer {
-    /// Before the first of `events` events.
-    fn start(&mut self, _alloc: &mut DeviceAllocator, _events: usize) {}
+    /// Before the first event.
+    fn start(&mut self, _alloc: &mut DeviceAllocator) {}
     /// After `done` events.
     fn event(&mut self, _done: usize, _alloc: &DeviceAllocator) {}
-    /// After the last event (or the OOM that ended the replay).
+    /// After the last event (or the OOM or failure that ended the replay).
     fn end(&mut self, _alloc: &mut DeviceAllocator) {}
 }
 
@@ -94,59 +102,43 @@ pub struct Quiet;
 
 impl Observer for Quiet {}
 
-/// Replay `trace` on `device` with `config`, watched by `observer`. An allocation that cannot be
-/// served ends the replay (reported in `Report::oom`); any other allocator
-/// error is returned with the trace line.
+/// Why a replay stopped short of a report.
+#[derive(Debug)]
+pub enum Failed {
+    /// The trace is malformed (found while replaying it).
+    Trace(TraceError),
+    /// The allocator failed other than out of memory, at this trace line.
+    Alloc(usize, AllocError),
+}
+
+/// Replay the trace's `events` (as [`crate::trace::open`] streams them,
+/// with their lines) on `device` with `config`, watched by `observer`. An
+/// allocation that cannot be served ends the replay (reported in
+/// `Report::oom`); a malformed line or any other allocator error is
+/// returned.
 ///
 /// Trace stream 0 is the device's default stream; every other index gets a
 /// stream the device creates at its first allocation, destroyed at the end.
 pub fn run(
-    trace: &Trace,
+    events: impl IntoIterator<Item = Result<(usize, Event), TraceError>>,
     device: Arc<dyn Device>,
     config: Config,
     observer: &mut dyn Observer,
-) -> Result<Report, (usize, AllocError)> {
+) -> Result<Report, Failed> {
     let mut streams = TraceStreams::new(Arc::clone(&device));
     let mut alloc = DeviceAllocator::new(device, config);
-    let mut live: HashMap<u64, (u64, u64)> = HashMap::with_capacity(4096);
-    let mut requested = 0u64;
-    let mut peak_requested = 0u64;
-    let mut oom = None;
-    let mut done = 0usize;
-    let mut reserved_sum = 0u128;
-    observer.start(&mut alloc, trace.events.len());
+    let mut p = Progress { live: HashMap::with_capacity(4096), ..Progress::default() };
+    observer.start(&mut alloc);
     let start = Instant::now();
-    for (i, ev) in trace.events.iter().enumerate() {
-        match *ev {
-            Event::Alloc { id, size, stream } => {
-                match streams.get(stream).map_err(AllocError::from).and_then(|s| alloc.malloc(size, s)) {
-                    Ok(ptr) => {
-                        live.insert(id, (ptr, size));
-                        requested += size;
-                        peak_requested = peak_requested.max(requested);
-                    }
-                    Err(e @ (AllocError::OutOfMemory { .. } | AllocError::TooLarge { .. })) => {
-                        oom = Some((trace.lines[i], e.to_string()));
-                        break;
-                    }
-                    Err(e) => return Err((trace.lines[i], e)),
-                }
-            }
-            Event::Free { id } => {
-                let (ptr, size) = live.remove(&id).expect("trace validated: freed id is live");
-                alloc.free(ptr).map_err(|e| (trace.lines[i], e))?;
-                requested -= size;
-            }
-        }
-        done += 1;
-        reserved_sum += u128::from(alloc.reserved_bytes());
-        observer.event(done, &alloc);
-    }
+    // On a failure too, what is live is freed below: the device is left clean.
+    let outcome = play(events, &mut streams, &mut alloc, &mut p, observer);
+    let Progress { live, peak_requested, oom, done, stream_count, reserved_sum, .. } = p;
     let seconds = start.elapsed().as_secs_f64();
     observer.end(&mut alloc);
     let s = alloc.stats();
     let report = Report {
         events: done,
+        streams: stream_count,
         peak_requested_bytes: peak_requested,
         peak_allocated_bytes: s.allocated_bytes.all.peak as u64,
         peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
@@ -165,6 +157,61 @@ pub fn run(
     // The allocator's segments and events refer to the streams: it goes
     // first, then the streams are destroyed.
     drop(alloc);
-    streams.release().map_err(|e| (0, AllocError::from(e)))?;
+    outcome?;
+    streams.release().map_err(|e| Failed::Alloc(0, AllocError::from(e)))?;
     Ok(report)
+}
+
+/// Where a replay got to.
+#[derive(Default)]
+struct Progress {
+    /// Trace id -> (address, size).
+    live: HashMap<u64, (u64, u64)>,
+    requested: u64,
+    peak_requested: u64,
+    oom: Option<(usize, String)>,
+    done: usize,
+    stream_count: u64,
+    /// Reserved bytes summed after every event (for the time-weighted mean).
+    reserved_sum: u128,
+}
+
+/// Replay `events` until the end, an out-of-memory (recorded in `p`) or a
+/// failure (returned).
+fn play(
+    events: impl IntoIterator<Item = Result<(usize, Event), TraceError>>,
+    streams: &mut TraceStreams,
+    alloc: &mut DeviceAllocator,
+    p: &mut Progress,
+    observer: &mut dyn Observer,
+) -> Result<(), Failed> {
+    for ev in events {
+        let (line, ev) = ev.map_err(Failed::Trace)?;
+        match ev {
+            Event::Alloc { id, size, stream } => {
+                p.stream_count = p.stream_count.max(stream + 1);
+                match streams.get(stream).map_err(AllocError::from).and_then(|s| alloc.malloc(size, s)) {
+                    Ok(ptr) => {
+                        p.live.insert(id, (ptr, size));
+                        p.requested += size;
+                        p.peak_requested = p.peak_requested.max(p.requested);
+                    }
+                    Err(e @ (AllocError::OutOfMemory { .. } | AllocError::TooLarge { .. })) => {
+                        p.oom = Some((line, e.to_string()));
+                        return Ok(());
+                    }
+                    Err(e) => return Err(Failed::Alloc(line, e)),
+                }
+            }
+            Event::Free { id } => {
+                let (ptr, size) = p.live.remove(&id).expect("the trace reader checked: a freed id is live");
+                alloc.free(ptr).map_err(|e| Failed::Alloc(line, e))?;
+                p.requested -= size;
+            }
+        }
+        p.done += 1;
+        p.reserved_sum += u128::from(alloc.reserved_bytes());
+        observer.event(p.done, alloc);
+    }
+    Ok(())
 }

@@ -45,7 +45,8 @@ pub struct Watch {
     pending: Sample,
     started: Option<Instant>,
     bar: Option<ProgressBar>,
-    total: usize,
+    /// The trace's event count, when told (see [`Watch::expect`]).
+    total: Option<usize>,
     /// The samples taken.
     pub samples: Vec<Sample>,
     /// The snapshot taken at the end.
@@ -66,10 +67,22 @@ impl Watch {
             pending: Sample::default(),
             started: None,
             bar: None,
-            total: 0,
+            total: None,
             samples: Vec::new(),
             snapshot: None,
         }
+    }
+
+    /// Whether the watcher needs the event count before the replay: for
+    /// the plot's sampling stride and the progress bar's length.
+    pub fn wants_count(&self) -> bool {
+        self.sample || self.terminal
+    }
+
+    /// The trace has `events` events (a streamed trace is counted apart).
+    pub fn expect(&mut self, events: usize) {
+        self.total = Some(events);
+        self.stride = (events / SAMPLES).max(1);
     }
 
     fn tick_progress(&mut self, done: usize) {
@@ -77,7 +90,7 @@ impl Watch {
         match &self.bar {
             Some(bar) => bar.set_position(done as u64),
             None if started.elapsed() >= PROGRESS_AFTER => {
-                let bar = ProgressBar::with_draw_target(Some(self.total as u64), ProgressDrawTarget::hidden());
+                let bar = ProgressBar::with_draw_target(self.total.map(|n| n as u64), ProgressDrawTarget::hidden());
                 if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} events, {eta} left") {
                     bar.set_style(style.progress_chars("=> "));
                 }
@@ -92,12 +105,10 @@ impl Watch {
 }
 
 impl Observer for Watch {
-    fn start(&mut self, alloc: &mut DeviceAllocator, events: usize) {
+    fn start(&mut self, alloc: &mut DeviceAllocator) {
         if let Some(n) = self.history {
             alloc.record_history(Some(n));
         }
-        self.total = events;
-        self.stride = (events / SAMPLES).max(1);
         if self.terminal {
             self.started = Some(Instant::now());
         }
@@ -115,7 +126,7 @@ impl Observer for Watch {
             p.allocated = p.allocated.max(s.allocated_bytes.all.current.max(0) as u64);
             p.requested = p.requested.max(s.requested_bytes.all.current.max(0) as u64);
             p.event = done;
-            if done.is_multiple_of(self.stride) || done == self.total {
+            if done.is_multiple_of(self.stride) || Some(done) == self.total {
                 p.pages_mapped = s.pages.mapped;
                 p.pages_moved = s.pages.moved;
                 self.samples.push(*p);

@@ -184,8 +184,8 @@ fn injected_failures_along_every_trace_in_every_mode() {
     let mut injected: HashMap<Call, u64> = HashMap::new();
     let mut runs = 0u64;
     for path in &paths {
-        let t = trace::read(path).unwrap();
-        let events = if limit == 0 { &t.events[..] } else { &t.events[..t.events.len().min(limit)] };
+        let t: Vec<trace::Event> = trace::open(path).unwrap().map(|e| e.unwrap().1).collect();
+        let events = if limit == 0 { &t[..] } else { &t[..t.len().min(limit)] };
         for (mode, config) in modes() {
             let name = format!("{} / {mode}", path.file_name().unwrap().to_string_lossy());
             let clean = replay(events, &config, None, &name);

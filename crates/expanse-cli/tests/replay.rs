@@ -121,6 +121,7 @@ fn fails_with(args: &[&str], expect: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(expect), "{args:?}: '{err}' lacks '{expect}'");
     assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("still live at shutdown"), "a failed replay left the device unclean: {err}");
 }
 
 #[test]
@@ -135,15 +136,18 @@ fn bad_input_gives_clear_errors() {
     let malformed = w("bad.csv", b"a,1,100,0\na,2,oops,0\n");
     fails_with(&["replay", &malformed], "bad.csv:2: size 'oops'");
     let unknown = w("unknown.csv", b"a,1,100,0\nf,7\n");
-    fails_with(&["replay", &unknown], "unknown.csv:2: free of unknown id 7");
+    fails_with(&["replay", &unknown], "unknown.csv:2: free of id 7, which is not live");
     let twice = w("twice.csv", b"a,1,100,0\nf,1\nf,1\n");
-    fails_with(&["replay", &twice], "twice.csv:3: id 1 freed twice");
+    fails_with(&["replay", &twice], "twice.csv:3: free of id 1, which is not live");
     // A truncated gzip stream.
     let gz = std::fs::read(trace("resnet_train")).unwrap();
     let corrupt = w("corrupt.csv.gz", &gz[..gz.len() / 2]);
     fails_with(&["replay", &corrupt], "corrupt.csv.gz:");
     let binary = w("binary.csv", &[0xff, 0xfe, 0x00, 0x41, 0x0a]);
     fails_with(&["replay", &binary], "binary.csv:1:");
+    // A 1 MiB line is refused at its line, not read whole.
+    let long = w("long.csv", &[b"a,1,100,0\n".as_slice(), &vec![b'7'; 1 << 20]].concat());
+    fails_with(&["replay", &long], "long.csv:2: line longer than 4096 bytes");
     fails_with(&["replay", "/nonexistent/trace.csv"], "/nonexistent/trace.csv: cannot open");
     fails_with(&["replay", &malformed, "--conf", "expandable_segments:yes"], "expandable_segments");
     fails_with(&["replay", &malformed, "--conf", "nonsense:1"], "unknown allocator config key 'nonsense'");
@@ -376,4 +380,28 @@ fn many_streams_and_huge_devices_replay_alike_on_host_and_sim() {
     }
     // A device size whose 9/8 overflows 64 bits replays (sim has no cap).
     assert!(peak_on(&five, "sim", &["--device-memory", "18446744073709551615"]).is_ok());
+}
+
+/// A trace of size-0 allocations requests nothing but reserves memory in
+/// every mode: no ratio is reported as if it were perfect (it used to say
+/// 1.0); the text says why and how much is reserved.
+#[test]
+fn size_zero_allocations_report_no_fragmentation_ratio() {
+    let dir = std::env::temp_dir().join(format!("expanse-cli-zero-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("zero.trace.csv");
+    std::fs::write(&path, "a,1,0,0\na,2,0,0\nf,1\n").unwrap();
+    for conf in ["expandable_segments:False", ""] {
+        let out = exe().args(["replay", path.to_str().unwrap(), "--json", "--conf", conf]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(u(&v, "peak_requested_bytes"), 0);
+        assert!(u(&v, "peak_reserved_bytes") > 0, "{v}");
+        assert!(v["fragmentation"].is_null(), "{conf}: {v}");
+        let out = exe().args(["replay", path.to_str().unwrap(), "--conf", conf]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let reserved = format!("n/a (nothing requested, {} bytes reserved)", u(&v, "peak_reserved_bytes"));
+        assert!(text.contains(&reserved), "{conf}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

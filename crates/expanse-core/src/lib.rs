@@ -39,7 +39,7 @@ pub use block::PoolKind;
 pub use caching::CachingAllocator;
 pub use config::{Config, ConfigError};
 pub use cost::{CostState, DriverCosts};
-pub use error::{format_size, AllocError};
+pub use error::{format_size, AllocError, OomReport};
 pub use expandable_segment::{ExpandableSegment, Page, SegmentRange};
 pub use expanse_device::{Device, DeviceError, StreamId};
 pub use history::{Action, Clock, History, TraceEntry};

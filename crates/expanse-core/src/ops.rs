@@ -41,34 +41,110 @@ pub enum Op {
     EmptyCache,
     /// Reset peak statistics.
     ResetPeaks,
+    /// `set_memory_fraction(per_mille / 1000)` (0 to 1000: nothing to all).
+    SetMemoryFraction {
+        /// Thousandths of the device.
+        per_mille: u16,
+    },
+    /// Free a pointer that is not a live allocation: inside the
+    /// `index`-th live one (`offset` > 0 bytes in), or an address never
+    /// handed out when none is live. Must be refused, changing nothing.
+    BadFree {
+        /// Which live allocation.
+        index: usize,
+        /// Bytes into it (at least 1).
+        offset: u64,
+    },
 }
 
+/// Most streams an operation uses (stream indices 0 to 63).
+pub const MAX_STREAMS: u64 = 64;
+
 /// Decode bytes into operations. Sizes are spread over every size class:
-/// tiny, small-pool, large-pool below 10 MiB, and large segments.
+/// zero, tiny, small-pool, large-pool below 10 MiB, large segments up to
+/// `max_size`, beyond `max_size` (several times: beyond a device of that
+/// size), and over 1 EiB. Streams are mostly 0 and 1, sometimes any of
+/// [`MAX_STREAMS`].
 pub fn decode(bytes: &[u8], max_size: u64) -> Vec<Op> {
     let mut ops = Vec::new();
     let mut it = bytes.chunks(4);
     for c in &mut it {
         let b = |i: usize| u64::from(c.get(i).copied().unwrap_or(0));
-        let op = match b(0) % 16 {
-            0..=6 => {
-                let raw = (b(1) << 8) | b(2);
-                let size = match b(3) % 4 {
-                    0 => raw % 2048 + 1,
-                    1 => raw * 16 + 1,
-                    2 => (1 << 20) + raw * 128,
-                    _ => (10 << 20) + raw * 4096,
-                };
-                Op::Alloc { size: size.min(max_size.max(1)), stream: b(3) / 64 % 2 }
-            }
-            7..=12 => Op::Free { index: ((b(1) << 8) | b(2)) as usize },
-            13 => Op::RecordStream { index: b(1) as usize, stream: 1 + b(2) % 2 },
-            14 => Op::EmptyCache,
-            _ => Op::ResetPeaks,
+        let raw = (b(1) << 8) | b(2);
+        let op = match b(0) % 32 {
+            0..=13 => Op::Alloc { size: size_of(raw, b(3) % 16, max_size), stream: stream_of(b(3) >> 4, b(1)) },
+            14..=25 => Op::Free { index: raw as usize },
+            26..=27 => Op::RecordStream { index: b(1) as usize, stream: 1 + b(2) % (MAX_STREAMS - 1) },
+            28 => Op::EmptyCache,
+            29 => Op::ResetPeaks,
+            // Mostly generous fractions, sometimes tight ones, 0 and 1.
+            30 => Op::SetMemoryFraction { per_mille: if b(1) < 96 { 1000 } else { (raw % 1001) as u16 } },
+            _ => Op::BadFree { index: b(1) as usize, offset: 1 + b(2) * 8 },
         };
         ops.push(op);
     }
     ops
+}
+
+/// A size of class `class` (0..16) from `raw` (16 bits).
+fn size_of(raw: u64, class: u64, max_size: u64) -> u64 {
+    let max = max_size.max(1);
+    match class {
+        0 => 0,
+        1..=4 => raw % 2048 + 1,
+        5..=7 => raw * 16 + 1,
+        8..=10 => ((1 << 20) + raw * 128).min(max),
+        11..=13 => ((10 << 20) + raw * 4096).min(max),
+        14 => max.saturating_mul(2 + raw % 8).saturating_add(raw),
+        _ => (1 << 60) + raw,
+    }
+}
+
+/// A stream index from a 4-bit selector: 0 (half), 1 (a quarter) or any
+/// of [`MAX_STREAMS`].
+fn stream_of(selector: u64, raw: u64) -> u64 {
+    match selector {
+        0..=7 => 0,
+        8..=11 => 1,
+        _ => raw % MAX_STREAMS,
+    }
+}
+
+/// A configuration from bytes, covering the valid extremes of every key
+/// (max_split_size_mb from 21 MiB to 2^43 MiB, rounding divisions from 1
+/// to 64 and per band, garbage collection thresholds near 0 and 1,
+/// memory fractions 0 to 1, pages from 2 MiB to `max_page` bytes, move
+/// budgets 0 to 10^9), in every mode. Always valid on a device of at
+/// least `max_page` bytes with 2 MiB pages.
+pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
+    let b = |i: usize| bytes.get(i).copied().unwrap_or(0) as usize;
+    fn pick<'a>(b: usize, xs: &[&'a str]) -> &'a str {
+        xs[b % xs.len()]
+    }
+    let mut parts = vec![format!("expandable_segments:{}", pick(b(0), &["True", "False"]))];
+    parts.push(format!("pytorch_compat:{}", pick(b(1), &["False", "True"])));
+    let opt = |i: usize, key: &str, xs: &[&str]| (b(i) % 2 == 1).then(|| format!("{key}:{}", pick(b(i + 16), xs)));
+    let max_mb = (max_page >> 20).max(2) / 2 * 2;
+    let pages = [2.to_string(), max_mb.to_string(), (max_mb / 4).max(1).next_power_of_two().max(2).to_string()];
+    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+    parts.extend(
+        [
+            opt(2, "max_split_size_mb", &["21", "64", "1024", "8796093022207"]),
+            opt(3, "max_non_split_rounding_mb", &["0", "20", "4096"]),
+            opt(4, "roundup_power2_divisions", &["1", "2", "4", "64", "[64:8,256:4,>:1]", "[1:64,>:0]"]),
+            opt(5, "garbage_collection_threshold", &["0.0001", "0.5", "0.9999"]),
+            opt(6, "per_process_memory_fraction", &["0", "0.001", "0.5", "0.9", "1"]),
+            opt(7, "small_page_size_mb", &pages),
+            opt(8, "large_page_size_mb", &pages),
+            opt(9, "min_grow_size_mb", &["2"]),
+            opt(10, "max_page_size_mb", &pages),
+            opt(11, "move_budget", &["0", "1.75", "1000000000"]),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    let text = parts.join(",");
+    crate::Config::parse(&text).unwrap_or_else(|e| panic!("generated configuration '{text}' refused: {e}"))
 }
 
 /// `count` pseudo-random operations from `seed` (xorshift): slightly more
@@ -132,6 +208,9 @@ pub struct Runner {
     pub last: Option<Step>,
     /// Stream of each live allocation.
     streams: BTreeMap<u64, StreamId>,
+    /// Calls refused as they should be, by kind: `out_of_memory`,
+    /// `too_large`, `address_space`, `bad_free`, `double_free`.
+    pub refused: BTreeMap<&'static str, u64>,
 }
 
 impl Default for Runner {
@@ -145,6 +224,7 @@ impl Default for Runner {
             ooms: 0,
             last: None,
             streams: BTreeMap::new(),
+            refused: BTreeMap::new(),
         }
     }
 }
@@ -177,33 +257,44 @@ impl Runner {
         Ok(())
     }
 
+    /// Allocate, check the address against the shadow, record it.
+    fn alloc(&mut self, a: &mut DeviceAllocator, size: u64, stream: StreamId) -> Result<(), String> {
+        match a.malloc(size, stream) {
+            Ok(ptr) => {
+                let block = a.allocation_size(ptr).ok_or("malloc returned an untracked pointer")?;
+                if block < size || ptr % 512 != 0 {
+                    return Err(format!("allocation {ptr:#x}: block {block} for {size} bytes or misaligned"));
+                }
+                if let Some((&p, &(s, _))) = self.live.range(..ptr + size).next_back() {
+                    if p + s > ptr {
+                        return Err(format!("allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"));
+                    }
+                }
+                self.counter = self.counter.wrapping_add(1).max(1);
+                if self.check_contents {
+                    self.fill(a, ptr, size, self.counter)?;
+                }
+                self.live.insert(ptr, (size, self.counter));
+                self.order.push(ptr);
+                self.streams.insert(ptr, stream);
+                self.last = Some(Step { addr: ptr, size, stream, allocated: true });
+            }
+            Err(AllocError::OutOfMemory { .. }) => {
+                self.ooms += 1;
+                *self.refused.entry("out_of_memory").or_default() += 1;
+            }
+            Err(AllocError::TooLarge { .. }) if size > 1 << 60 => *self.refused.entry("too_large").or_default() += 1,
+            Err(AllocError::AddressSpace { .. }) => *self.refused.entry("address_space").or_default() += 1,
+            Err(e) => return Err(format!("malloc({size}): {e}")),
+        }
+        Ok(())
+    }
+
     /// Apply one operation; `Err` describes the first broken property.
     pub fn step(&mut self, a: &mut DeviceAllocator, op: Op) -> Result<(), String> {
         self.last = None;
         match op {
-            Op::Alloc { size, stream } => match a.malloc(size, StreamId(stream)) {
-                Ok(ptr) => {
-                    let block = a.allocation_size(ptr).ok_or("malloc returned an untracked pointer")?;
-                    if block < size || ptr % 512 != 0 {
-                        return Err(format!("allocation {ptr:#x}: block {block} for {size} bytes or misaligned"));
-                    }
-                    if let Some((&p, &(s, _))) = self.live.range(..ptr + size).next_back() {
-                        if p + s > ptr {
-                            return Err(format!("allocation {ptr:#x}+{size} overlaps live {p:#x}+{s}"));
-                        }
-                    }
-                    self.counter = self.counter.wrapping_add(1).max(1);
-                    if self.check_contents {
-                        self.fill(a, ptr, size, self.counter)?;
-                    }
-                    self.live.insert(ptr, (size, self.counter));
-                    self.order.push(ptr);
-                    self.streams.insert(ptr, StreamId(stream));
-                    self.last = Some(Step { addr: ptr, size, stream: StreamId(stream), allocated: true });
-                }
-                Err(AllocError::OutOfMemory { .. }) => self.ooms += 1,
-                Err(e) => return Err(format!("malloc({size}): {e}")),
-            },
+            Op::Alloc { size, stream } => self.alloc(a, size, StreamId(stream))?,
             Op::Free { index } => {
                 if !self.order.is_empty() {
                     let ptr = self.order.swap_remove(index % self.order.len());
@@ -212,8 +303,9 @@ impl Runner {
                         self.verify(a, ptr, size, byte)?;
                     }
                     a.free(ptr).map_err(|e| format!("free({ptr:#x}): {e}"))?;
-                    if a.free(ptr).is_ok() {
-                        return Err(format!("double free of {ptr:#x} was accepted"));
+                    match a.free(ptr) {
+                        Err(AllocError::Misuse { .. }) => *self.refused.entry("double_free").or_default() += 1,
+                        other => return Err(format!("double free of {ptr:#x}: {other:?}, not a misuse error")),
                     }
                     let stream = self.streams.remove(&ptr).expect("shadow");
                     self.last = Some(Step { addr: ptr, size, stream, allocated: false });
@@ -227,6 +319,18 @@ impl Runner {
             }
             Op::EmptyCache => a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?,
             Op::ResetPeaks => a.reset_peak_stats(),
+            Op::SetMemoryFraction { per_mille } => a.set_memory_fraction(f64::from(per_mille) / 1000.0),
+            Op::BadFree { index, offset } => {
+                // Odd offsets: never a 512-aligned allocation's address.
+                let ptr = match self.order.is_empty() {
+                    true => 0xdead_0000_0000 + (offset | 1),
+                    false => self.order[index % self.order.len()] + (offset | 1),
+                };
+                match a.free(ptr) {
+                    Err(AllocError::Misuse { .. }) => *self.refused.entry("bad_free").or_default() += 1,
+                    other => return Err(format!("free of non-allocation {ptr:#x}: {other:?}, not a misuse error")),
+                }
+            }
         }
         if self.check_invariants {
             a.check_invariants()?;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use expanse_core::ops::{decode, Runner, Step};
+use expanse_core::ops::{decode, random_config, Runner, Step};
 use expanse_core::{Config, DeviceAllocator};
 use expanse_device::Device;
 use expanse_device::StreamId;
@@ -31,9 +31,11 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
             prop_assert!(d.violations().is_empty(), "op {} {:?}: {:?}", i, op, d.violations());
             match r.last {
                 Some(Step { addr, size, stream, allocated: false }) => {
-                    freed.push((addr, size, stream, d.ordering().len()))
+                    freed.push((addr, size.max(1), stream, d.ordering().len()))
                 }
                 Some(Step { addr: ptr, size, stream, allocated: true }) => {
+                    // A size-0 allocation still holds its block's first byte.
+                    let size = size.max(1);
                     // Memory another stream used must not be handed out
                     // before that stream's work is ordered first: a wait of
                     // this stream on it, or a host synchronization.
@@ -81,8 +83,26 @@ fn configs() -> Vec<Config> {
     ]
 }
 
+/// Cases per property: `PROPTEST_CASES` when set (a long run:
+/// `PROPTEST_CASES=100000 cargo test --release -p expanse-core --test
+/// properties`), else 64 to keep CI fast.
+fn cases() -> u32 {
+    cases_from(std::env::var("PROPTEST_CASES").ok().as_deref())
+}
+
+fn cases_from(var: Option<&str>) -> u32 {
+    var.and_then(|v| v.trim().parse().ok()).unwrap_or(64)
+}
+
+#[test]
+fn proptest_cases_knob_is_read() {
+    assert_eq!(cases_from(None), 64);
+    assert_eq!(cases_from(Some("5000")), 5000);
+    assert_eq!(cases_from(Some("junk")), 64);
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn random_sequences_keep_every_property(bytes in proptest::collection::vec(any::<u8>(), 0..2400), which in 0usize..5, hold in any::<bool>()) {
@@ -95,4 +115,74 @@ proptest! {
     fn random_sequences_on_a_tiny_device(bytes in proptest::collection::vec(any::<u8>(), 0..1200), which in 0usize..5) {
         run(&bytes, configs()[which].clone(), 256 * MIB, false)?;
     }
+
+    /// Random configurations, extremes included (`ops::random_config`),
+    /// on devices from 64 MiB to 4 GiB.
+    #[test]
+    fn random_configs_keep_every_property(conf in proptest::collection::vec(any::<u8>(), 32), bytes in proptest::collection::vec(any::<u8>(), 0..1600), device in 0usize..3, hold in any::<bool>()) {
+        let capacity = [64 * MIB, 512 * MIB, 4 << 30][device];
+        run(&bytes, random_config(&conf, capacity), capacity, hold)?;
+    }
+
+    /// Every generated configuration prints to a string that parses back
+    /// to it (the property the config fuzz target checks on any input).
+    #[test]
+    fn random_configs_survive_printing(conf in proptest::collection::vec(any::<u8>(), 32)) {
+        let c = random_config(&conf, 4 << 30);
+        prop_assert_eq!(Config::parse(&c.to_conf_string()).unwrap(), c);
+    }
+}
+
+/// The long run (issue 10): `EXPANSE_LONG_OPS` operations (10^7 unless
+/// set) decoded from pseudo-random bytes, a fresh random configuration
+/// and device every 100,000; the shadow model after every operation,
+/// `check_invariants` every 100 and at each end, the mock's contract and
+/// leak checks at each end. Prints its figures. Run:
+/// `cargo test --release -p expanse-core --test properties long_run -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn long_run() {
+    let total: u64 = std::env::var("EXPANSE_LONG_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let start = std::time::Instant::now();
+    let (mut done, mut checks, mut rounds) = (0u64, 0u64, 0u64);
+    let mut refused: std::collections::BTreeMap<&str, u64> = Default::default();
+    while done < total {
+        let capacity = [256 * MIB, 2 << 30, 16 << 30][(next() % 3) as usize];
+        let conf: Vec<u8> = (0..32).map(|_| next() as u8).collect();
+        let config = random_config(&conf, capacity);
+        let d = Arc::new(MockDevice::new(capacity, 2 * MIB));
+        let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, config.clone());
+        let mut r = Runner::default();
+        r.check_invariants = false;
+        let n = 100_000.min(total - done);
+        let bytes: Vec<u8> = (0..n * 4 / 8 + 1).flat_map(|_| next().to_le_bytes()).collect();
+        for (i, op) in decode(&bytes[..(n * 4) as usize], capacity / 4).into_iter().enumerate() {
+            r.step(&mut a, op).unwrap_or_else(|e| panic!("round {rounds} op {i} {op:?} ({config:?}): {e}"));
+            if i % 100 == 99 {
+                a.check_invariants().unwrap_or_else(|e| panic!("round {rounds} op {i}: {e}"));
+                checks += 1;
+            }
+        }
+        assert!(d.violations().is_empty(), "{:?}", d.violations());
+        r.finish(&mut a).unwrap_or_else(|e| panic!("round {rounds} finish: {e}"));
+        checks += 1;
+        for (k, v) in &r.refused {
+            *refused.entry(k).or_default() += v;
+        }
+        drop(a);
+        assert!(d.leaks().is_empty(), "leaks: {:?}", d.leaks());
+        done += n;
+        rounds += 1;
+    }
+    println!(
+        "long run: {done} operations in {rounds} rounds (random config and device each), {:.1} s, {checks} invariant checks, refused as expected: {refused:?}",
+        start.elapsed().as_secs_f64()
+    );
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{DeviceAllocator, Request};
-use crate::error::{format_size, AllocError};
+use crate::error::{AllocError, OomReport};
 use crate::history::Action;
 
 /// What an out-of-memory observer is told.
@@ -43,29 +43,16 @@ impl DeviceAllocator {
         }
         let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
         let reserved = self.stats.reserved_bytes.all.current.max(0) as u64;
-        let allowed_info = if self.memory_fraction.is_some() {
-            format!("{} allowed; ", format_size(self.allowed_memory_maximum))
-        } else {
-            String::new()
-        };
-        let hint = if self.policy.expandable() {
-            ""
-        } else {
-            " If reserved but unallocated memory is large try setting expandable_segments:True in EXPANSE_ALLOC_CONF to avoid fragmentation."
+        let report = OomReport {
+            total,
+            device_free,
+            allowed: self.memory_fraction.map(|_| self.allowed_memory_maximum),
+            allocated,
+            cached: reserved.saturating_sub(allocated),
+            suggest_expandable: !self.policy.expandable(),
         };
         let request = if self.policy.expandable() { p.size } else { p.segment_size };
         self.record(Action::Oom, device_free, request, p.stream);
-        let message = format!(
-            "Out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. {}Of the allocated memory {} is allocated by this allocator, and {} is reserved by this allocator but unallocated.{}",
-            format_size(request),
-            self.device.ordinal(),
-            format_size(total),
-            format_size(device_free),
-            allowed_info,
-            format_size(allocated),
-            format_size(reserved.saturating_sub(allocated)),
-            hint
-        );
-        AllocError::OutOfMemory { device: self.device.ordinal(), requested: request, message }
+        AllocError::OutOfMemory { device: self.device.ordinal(), requested: request, report }
     }
 }
