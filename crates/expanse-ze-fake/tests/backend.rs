@@ -222,16 +222,19 @@ fn injected_failures_are_errors_and_change_nothing() {
     d.release_page(page).unwrap();
     d.release_reservation(base, 2 * g).unwrap();
 
-    // The allocator takes a failed page creation as out-of-memory, frees
-    // its cache and retries.
-    let mut a =
-        DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse("expandable_segments:True").unwrap());
-    fail_next("zePhysicalMemCreate", 1);
-    let p = a.malloc(8 << 20, StreamId(0)).unwrap();
-    assert_eq!(a.stats().num_alloc_retries, 1);
-    a.free(p).unwrap();
-    a.empty_cache().unwrap();
-    drop(a);
+    // The allocator takes a failed page creation as out-of-memory. In
+    // PyTorch's expandable mode it frees its cache and retries; in
+    // expanse's default it first tries again at the limit (pages of the
+    // granularity), which serves the request without that retry.
+    for (conf, retries) in [("expandable_segments:True,pytorch_compat:True", 1), ("expandable_segments:True", 0)] {
+        let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse(conf).unwrap());
+        fail_next("zePhysicalMemCreate", 1);
+        let p = a.malloc(8 << 20, StreamId(0)).unwrap();
+        assert_eq!(a.stats().num_alloc_retries, retries, "{conf}");
+        a.free(p).unwrap();
+        a.empty_cache().unwrap();
+        drop(a);
+    }
     drop(d);
     assert_nothing_live();
 }
