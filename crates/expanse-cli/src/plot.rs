@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::watch::Sample;
@@ -93,29 +94,11 @@ where
         .x_label_formatter(&|x| format!("{x:.0}"))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    let gib = |f: fn(&Sample) -> u64, r: &Run| -> Vec<(f64, f64)> {
-        flat_runs_shortened(r.samples.iter().map(|s| (s.event as f64, f(s) as f64 / GIB)).collect())
-    };
-    for (i, r) in runs.iter().enumerate() {
-        let c = COLOURS[i % COLOURS.len()];
-        chart
-            .draw_series(LineSeries::new(gib(|s| s.reserved, r), c.stroke_width(2)))?
-            .label(named("reserved", r.label, several))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-    }
-    for (i, r) in runs.iter().enumerate() {
-        let c = COLOURS[i % COLOURS.len()];
-        let dashed = chart.draw_series(DashedLineSeries::new(gib(|s| s.allocated, r), 6, 4, c.stroke_width(1)))?;
-        if i == 0 {
-            let label = if several { "allocated (dashed, each allocator's colour)" } else { "allocated (dashed)" };
-            let c = if several { GREY } else { c };
-            dashed.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
-        }
-    }
+    solid_and_dashed(&mut chart, runs, GIB, ("reserved", |s| s.reserved), ("allocated", |s| s.allocated))?;
     if let Some(r) = runs.first() {
         // Requested bytes are the trace's: the same for every allocator.
         chart
-            .draw_series(LineSeries::new(gib(|s| s.requested, r), BLACK.stroke_width(1)))?
+            .draw_series(LineSeries::new(series(r, |s| s.requested, GIB), BLACK.stroke_width(1)))?
             .label("requested (live bytes)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     }
@@ -152,31 +135,54 @@ where
         .y_label_formatter(&|y| format!("{y:.0}"))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    let count = |f: fn(&Sample) -> u64, r: &Run| -> Vec<(f64, f64)> {
-        flat_runs_shortened(r.samples.iter().map(|s| (s.event as f64, f(s) as f64)).collect())
-    };
-    for (i, r) in runs.iter().enumerate() {
-        let c = COLOURS[i % COLOURS.len()];
-        chart
-            .draw_series(LineSeries::new(count(|s| s.pages_mapped, r), c.stroke_width(2)))?
-            .label(named("pages mapped", r.label, several))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-    }
-    for (i, r) in runs.iter().enumerate() {
-        let c = COLOURS[i % COLOURS.len()];
-        let dashed = chart.draw_series(DashedLineSeries::new(count(|s| s.pages_moved, r), 6, 4, c.stroke_width(1)))?;
-        if i == 0 {
-            let label = if several { "pages moved (dashed, each allocator's colour)" } else { "pages moved (dashed)" };
-            let c = if several { GREY } else { c };
-            dashed.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
-        }
-    }
+    solid_and_dashed(&mut chart, runs, 1.0, ("pages mapped", |s| s.pages_mapped), ("pages moved", |s| s.pages_moved))?;
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
+    Ok(())
+}
+
+/// `f` of every sample of `r`, divided by `scale`, against the event index.
+fn series(r: &Run, f: fn(&Sample) -> u64, scale: f64) -> Vec<(f64, f64)> {
+    flat_runs_shortened(r.samples.iter().map(|s| (s.event as f64, f(s) as f64 / scale)).collect())
+}
+
+/// For every run, a solid line of `solid` in the run's colour (labelled
+/// per run) and a dashed line of `dashed` (labelled once).
+fn solid_and_dashed<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    runs: &[Run],
+    scale: f64,
+    solid: (&str, fn(&Sample) -> u64),
+    dashed: (&str, fn(&Sample) -> u64),
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let several = runs.len() > 1;
+    for (i, r) in runs.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        chart
+            .draw_series(LineSeries::new(series(r, solid.1, scale), c.stroke_width(2)))?
+            .label(named(solid.0, r.label, several))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    for (i, r) in runs.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        let line = chart.draw_series(DashedLineSeries::new(series(r, dashed.1, scale), 6, 4, c.stroke_width(1)))?;
+        if i == 0 {
+            let label = if several {
+                format!("{} (dashed, each allocator's colour)", dashed.0)
+            } else {
+                format!("{} (dashed)", dashed.0)
+            };
+            let c = if several { GREY } else { c };
+            line.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
+        }
+    }
     Ok(())
 }
 
