@@ -11,7 +11,7 @@ use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages_keeping;
-use crate::expandable_segment::Placement;
+use crate::expandable_segment::{Placement, SegmentRange};
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
@@ -204,8 +204,19 @@ impl DeviceAllocator {
             Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
         };
         let device = Arc::clone(&self.device);
+        // At the limit, pages of the granularity are created one by one
+        // until the device refuses: when the moved pages and the device's
+        // free memory cannot cover the growth, that is certain, and the
+        // creates and their undoing are skipped (the moved pages are
+        // released below either way).
+        let moved: u64 = supply.iter().map(|p| p.size).sum();
+        let hopeless = pressure == Pressure::AtLimit && moved.saturating_add(device.free_memory()) < need;
         let seg = self.segments[slot].as_mut().expect("live segment");
-        let mapped = seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages);
+        let mapped = if hopeless {
+            Ok(SegmentRange { addr: b.addr, size: 0 })
+        } else {
+            seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
+        };
         // Pages taken for moving but not placed go back to the device.
         let released =
             release_pages_keeping(device.as_ref(), supply, &mut self.stats.pages, &mut self.unreleased_pages);
