@@ -71,3 +71,26 @@ fn moves_at_the_limit_ignore_the_budget() {
     a.free(t[2]).unwrap();
     a.check_invariants().unwrap();
 }
+
+/// A request that cannot fit even at the limit fails without creating
+/// granular pages one by one and undoing them: 20 MiB device, 18 MiB live,
+/// a 16 MiB request. Each growth attempt asks the device for at most one
+/// page (the policy's size, refused at once); the try at the limit is
+/// skipped because 2 MiB of free memory cannot cover 16 MiB.
+#[test]
+fn a_hopeless_growth_at_the_limit_creates_nothing() {
+    let d = Arc::new(MockDevice::new(20 * MIB, 2 * MIB));
+    let mut a =
+        DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse("expandable_segments:True").unwrap());
+    let s = StreamId(0);
+    let live = a.malloc(18 * MIB, s).unwrap();
+    let before = d.calls(expanse_mock::Call::CreatePage);
+    assert!(a.malloc(16 * MIB, s).is_err());
+    let creates = d.calls(expanse_mock::Call::CreatePage) - before;
+    // Two growth attempts (before and after the cache is emptied), one
+    // refused create each; without the check, the granular try would add
+    // one successful 2 MiB create (and its undoing) per attempt.
+    assert!(creates <= 2, "{creates} page creations for a request that cannot fit");
+    a.check_invariants().unwrap();
+    a.free(live).unwrap();
+}
