@@ -74,8 +74,21 @@ pub enum PagePolicy {
         max_page: u64,
         /// The budget that pushes pages towards the reference large page.
         budget: DriverBudget,
+        /// A new large-pool page is at most this share (1/`free_share`) of
+        /// the device's free memory, and at least the granularity: pages
+        /// shrink as the device fills, so that near its limit little memory
+        /// is stranded in partly used pages. 0: no such bound.
+        free_share: u64,
     },
 }
+
+/// expanse's bound on a new page: 1/1024 of the device's free memory. On an
+/// empty 140 GiB device that is 140 MiB, above the largest page (40 MiB), so
+/// it changes nothing until less than 40 GiB is free; at 2 GiB free, pages
+/// are at most 2 MiB. Chosen on the tuning traces' smallest-capacity search
+/// (`expanse compare traces/`; 1/512 and 1/2048 bracket it), never on the
+/// held-out ones.
+pub const FREE_SHARE: u64 = 1024;
 
 /// Driver time allowed, as a multiple of what PyTorch's uniform pages would
 /// cost to map the same high-water marks.
@@ -172,6 +185,7 @@ impl Policy {
                 min_grow: config.min_grow_size,
                 max_page: config.max_page_size,
                 budget,
+                free_share: FREE_SHARE,
             },
             moving: MovePolicy::WithinBudget(budget),
             lending: LendPolicy::AcrossStreams,
@@ -228,6 +242,8 @@ impl PagePolicy {
 
     /// How a segment of `pool` with alignment `unit` places the pages of a
     /// growth by `need` bytes into an unmapped run ending at `limit`.
+    /// `device_free` is the device's free memory now.
+    #[allow(clippy::too_many_arguments)]
     pub fn placement(
         &self,
         pool: PoolKind,
@@ -236,6 +252,7 @@ impl PagePolicy {
         unit: u64,
         granularity: u64,
         cost: &CostState,
+        device_free: u64,
     ) -> Placement {
         match (self, pool) {
             (PagePolicy::Uniform { .. }, _) => Placement::uniform(limit),
@@ -244,8 +261,15 @@ impl PagePolicy {
                 let page = (*small).max(unit);
                 Placement::variable(limit, page, page)
             }
-            (PagePolicy::GrowthSized { max_page, .. }, PoolKind::Large) => {
-                Placement::variable(limit, self.grow_size(cost, need, granularity).max(unit), *max_page)
+            (PagePolicy::GrowthSized { max_page, free_share, .. }, PoolKind::Large) => {
+                let bound = if *free_share == 0 {
+                    u64::MAX
+                } else {
+                    (device_free / free_share / granularity * granularity).max(unit.max(granularity))
+                };
+                let max = (*max_page).min(bound);
+                let min = self.grow_size(cost, need, granularity).max(unit).min(max);
+                Placement::variable(limit, min, max)
             }
         }
     }

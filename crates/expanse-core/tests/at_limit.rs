@@ -4,15 +4,24 @@
 
 use std::sync::Arc;
 
-use expanse_core::{Config, DeviceAllocator, StreamId};
+use expanse_core::policy::PagePolicy;
+use expanse_core::{Config, DeviceAllocator, Policy, StreamId};
 use expanse_device::Device;
 use expanse_mock::MockDevice;
 
 const MIB: u64 = 1 << 20;
 
+/// expanse's policy for `conf` without the free-memory bound on pages
+/// (tested on its own below), so that these tiny devices still get the
+/// page sizes the configuration asks for.
 fn allocator(capacity: u64, conf: &str) -> DeviceAllocator {
     let d: Arc<dyn Device> = Arc::new(MockDevice::new(capacity, 2 * MIB));
-    DeviceAllocator::new(d, Config::parse(conf).unwrap())
+    let config = Config::parse(conf).unwrap();
+    let mut policy = Policy::from_config(&config);
+    if let PagePolicy::GrowthSized { free_share, .. } = &mut policy.pages {
+        *free_share = 0;
+    }
+    DeviceAllocator::with_policy(d, config, policy)
 }
 
 /// A 20 MiB device; pages of at least 16 MiB. A 2 MiB tensor maps one
@@ -80,8 +89,12 @@ fn moves_at_the_limit_ignore_the_budget() {
 #[test]
 fn a_hopeless_growth_at_the_limit_creates_nothing() {
     let d = Arc::new(MockDevice::new(20 * MIB, 2 * MIB));
-    let mut a =
-        DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, Config::parse("expandable_segments:True").unwrap());
+    let config = Config::parse("expandable_segments:True").unwrap();
+    let mut policy = Policy::from_config(&config);
+    if let PagePolicy::GrowthSized { free_share, .. } = &mut policy.pages {
+        *free_share = 0;
+    }
+    let mut a = DeviceAllocator::with_policy(Arc::clone(&d) as Arc<dyn Device>, config, policy);
     let s = StreamId(0);
     let live = a.malloc(18 * MIB, s).unwrap();
     let before = d.calls(expanse_mock::Call::CreatePage);
@@ -93,4 +106,27 @@ fn a_hopeless_growth_at_the_limit_creates_nothing() {
     assert!(creates <= 2, "{creates} page creations for a request that cannot fit");
     a.check_invariants().unwrap();
     a.free(live).unwrap();
+}
+
+/// Pages shrink as the device fills: a new page is at most 1/1024 of the
+/// device's free memory. On an empty 16 GiB device that is 16 MiB, so a
+/// 30 MiB tensor maps a 16 MiB and a 14 MiB page (counted by hand), where
+/// an unbounded policy maps one 30 MiB page; PyTorch's mode keeps its two
+/// 20 MiB pages.
+#[test]
+fn pages_are_bounded_by_the_free_memory() {
+    let dev = || Arc::new(MockDevice::new(16 << 30, 2 * MIB)) as Arc<dyn Device>;
+    let mut bounded = DeviceAllocator::new(dev(), Config::default());
+    let mut unbounded = allocator(16 << 30, "expandable_segments:True");
+    let mut pytorch =
+        DeviceAllocator::new(dev(), Config::parse("expandable_segments:True,pytorch_compat:True").unwrap());
+    for (a, pages, reserved) in
+        [(&mut bounded, 2, 30 * MIB), (&mut unbounded, 1, 30 * MIB), (&mut pytorch, 2, 40 * MIB)]
+    {
+        let p = a.malloc(30 * MIB, StreamId(0)).unwrap();
+        assert_eq!(a.stats().pages.created, pages);
+        assert_eq!(a.reserved_bytes(), reserved);
+        a.check_invariants().unwrap();
+        a.free(p).unwrap();
+    }
 }

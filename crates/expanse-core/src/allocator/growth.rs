@@ -200,7 +200,10 @@ impl DeviceAllocator {
         let cost = self.cost_state();
         let g = self.device.granularity();
         let placement = match pressure {
-            Pressure::Normal => self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost),
+            Pressure::Normal => {
+                let free = self.device.free_memory();
+                self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free)
+            }
             Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
         };
         let device = Arc::clone(&self.device);
