@@ -10,8 +10,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::release_pages_keeping;
-use crate::expandable_segment::{Placement, SegmentRange};
+use crate::expandable_segment::{release_pages_keeping, Placement, SegmentRange};
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
