@@ -118,7 +118,25 @@ def install(torch, l, path, extension=True):
         _route_ctypes_only(torch, l)
     _route_stats(torch, l)
     _route_unsupported(torch)
+    if _state["mode"] == "extension" and os.environ.get("EXPANSE_GRAPHS") != "1":
+        _guard_graph_capture(torch)
     return _state["mode"]
+
+
+def _guard_graph_capture(torch):
+    """CUDA graph capture through the extension's private-pool hooks
+    crashed the process (SIGSEGV) on an H200 with PyTorch 2.11
+    (docs/gpu-results.md, 5e), cause not found yet: refuse it with a clear
+    error rather than crash, unless EXPANSE_GRAPHS=1 asks to try."""
+
+    def capture_begin(*args, **kwargs):
+        raise RuntimeError(
+            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) crashed on "
+            "the H200 in this version of expanse and is refused; run graph-captured code on PyTorch's "
+            "allocator, or set EXPANSE_GRAPHS=1 to try it anyway"
+        )
+
+    torch.cuda.CUDAGraph.capture_begin = capture_begin
 
 
 def _stats(l, device):
