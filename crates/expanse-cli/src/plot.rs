@@ -82,18 +82,7 @@ where
     // Head room for the legend, top left (seven lines for three runs).
     let room = if several { 1.45 } else { 1.3 };
     let ymax = (top as f64 / GIB * room).max(1e-3);
-    let mut chart = ChartBuilder::on(area)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..events, 0.0..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("trace event")
-        .y_desc("memory (GiB)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
+    let mut chart = panel(area, events, ymax, "memory (GiB)", false)?;
     solid_and_dashed(&mut chart, runs, GIB, ("reserved", |s| s.reserved), ("allocated", |s| s.allocated))?;
     if let Some(r) = runs.first() {
         // Requested bytes are the trace's: the same for every allocator.
@@ -102,13 +91,7 @@ where
             .label("requested (live bytes)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    legend(&mut chart)
 }
 
 fn pages_panel<DB: DrawingBackend>(
@@ -122,20 +105,47 @@ where
     let several = runs.len() > 1;
     let top = runs.iter().flat_map(|r| r.samples).map(|s| s.pages_mapped.max(s.pages_moved)).max().unwrap_or(0);
     let ymax = (top as f64 * if several { 1.7 } else { 1.5 }).max(1.0);
+    let mut chart = panel(area, events, ymax, "pages (so far)", true)?;
+    solid_and_dashed(&mut chart, runs, 1.0, ("pages mapped", |s| s.pages_mapped), ("pages moved", |s| s.pages_moved))?;
+    legend(&mut chart)
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart over `0..events` trace events and `0..ymax`, its axes labelled.
+fn panel<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    events: f64,
+    ymax: f64,
+    y_desc: &str,
+    whole_y: bool,
+) -> Result<Chart<'a, DB>, Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..events, 0.0..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("trace event")
-        .y_desc("pages (so far)")
+    let y_whole = |y: &f64| format!("{y:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("trace event")
+        .y_desc(y_desc)
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
-    solid_and_dashed(&mut chart, runs, 1.0, ("pages mapped", |s| s.pages_mapped), ("pages moved", |s| s.pages_moved))?;
+        .light_line_style(WHITE.mix(0.0));
+    if whole_y {
+        mesh.y_label_formatter(&y_whole);
+    }
+    mesh.draw()?;
+    Ok(chart)
+}
+
+/// The legend, top left.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -153,7 +163,7 @@ fn series(r: &Run, f: fn(&Sample) -> u64, scale: f64) -> Vec<(f64, f64)> {
 /// For every run, a solid line of `solid` in the run's colour (labelled
 /// per run) and a dashed line of `dashed` (labelled once).
 fn solid_and_dashed<DB: DrawingBackend>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut Chart<'_, DB>,
     runs: &[Run],
     scale: f64,
     solid: (&str, fn(&Sample) -> u64),
