@@ -93,11 +93,13 @@ impl Block {
     }
 
     /// Whether the block is part of a split segment.
+    #[inline]
     pub fn is_split(&self) -> bool {
         self.prev.is_some() || self.next.is_some()
     }
 
     /// Whether the block lives in an expandable segment.
+    #[inline]
     pub fn is_expandable(&self) -> bool {
         matches!(self.segment, SegmentRef::Expandable(_))
     }
@@ -129,16 +131,19 @@ impl StreamSet {
     }
 
     /// Whether `s` is in the set.
+    #[inline]
     pub fn contains(&self, s: StreamId) -> bool {
         self.inline[..usize::from(self.len)].contains(&s) || self.more.contains(&s)
     }
 
     /// Whether every stream in the set is `s` (true when empty).
+    #[inline]
     pub fn all_are(&self, s: StreamId) -> bool {
         self.more.is_empty() && self.inline[..usize::from(self.len)].iter().all(|&x| x == s)
     }
 
     /// Add `s` if absent.
+    #[inline]
     pub fn insert(&mut self, s: StreamId) {
         if self.contains(s) {
             return;
@@ -152,6 +157,7 @@ impl StreamSet {
     }
 
     /// Add every stream of `other`.
+    #[inline]
     pub fn extend(&mut self, other: &StreamSet) {
         for &s in &other.inline[..usize::from(other.len)] {
             self.insert(s);
@@ -162,6 +168,7 @@ impl StreamSet {
     }
 
     /// Remove every stream.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
         self.more.clear();
@@ -182,6 +189,7 @@ pub struct Arena {
 
 impl Arena {
     /// Store a block and return its id.
+    #[inline]
     pub fn insert(&mut self, b: Block) -> BlockId {
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = Some(b);
@@ -200,6 +208,7 @@ impl Arena {
     }
 
     /// Remove a block, dropping it where it lies (no copy out).
+    #[inline]
     pub fn discard(&mut self, id: BlockId) {
         let slot = &mut self.slots[id as usize];
         assert!(slot.is_some(), "discarding a live block");
@@ -208,11 +217,13 @@ impl Arena {
     }
 
     /// The block `id` (which must be live).
+    #[inline]
     pub fn get(&self, id: BlockId) -> &Block {
         self.slots[id as usize].as_ref().expect("live block")
     }
 
     /// The block `id` (which must be live).
+    #[inline]
     pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
         self.slots[id as usize].as_mut().expect("live block")
     }
