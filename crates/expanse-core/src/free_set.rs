@@ -111,7 +111,8 @@ impl StreamBins {
     fn lower_bound(&self, size: u64) -> Option<(usize, usize)> {
         let b = bin_of(size);
         let keys = &self.bins[b];
-        let i = if keys.len() == 1 { usize::from(keys[0].size < size) } else { keys.partition_point(|k| k.size < size) };
+        let i =
+            if keys.len() == 1 { usize::from(keys[0].size < size) } else { keys.partition_point(|k| k.size < size) };
         if i < keys.len() {
             return Some((b, i));
         }
@@ -284,7 +285,11 @@ impl FreeSet {
 
     /// Every key, in order.
     pub fn iter(&self) -> impl Iterator<Item = &FreeKey> + '_ {
-        self.streams.iter().enumerate().flat_map(|(i, s)| Keys { pos: s.lower_bound(0).map(|p| (s, p)), stream: i, last: None })
+        self.streams.iter().enumerate().flat_map(|(i, s)| Keys {
+            pos: s.lower_bound(0).map(|p| (s, p)),
+            stream: i,
+            last: None,
+        })
     }
 }
 
@@ -308,6 +313,7 @@ impl Keys<'_> {
 impl<'a> Iterator for Keys<'a> {
     type Item = &'a FreeKey;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a FreeKey> {
         let (s, (b, i)) = self.pos?;
         self.last = Some(Loc { stream: self.stream as u32, bin: b as u32, index: i as u32 });

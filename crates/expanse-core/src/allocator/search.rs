@@ -4,8 +4,8 @@
 
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind};
-use crate::history::Action;
 use crate::free_set::Loc;
+use crate::history::Action;
 use crate::pool::{FreeKey, Pool};
 
 impl DeviceAllocator {
@@ -179,8 +179,8 @@ impl DeviceAllocator {
         let mut d_blocks: i64 = 0;
         let mut d_bytes: i64 = 0;
         let mut vacated = None;
-        for cand in [prev, next] {
-            let taken = self.merge_keeping_key(id, cand, &mut vacated);
+        for cand in [prev, next].into_iter().flatten() {
+            let taken = self.merge_keeping_key(id, Some(cand), &mut vacated);
             if taken > 0 {
                 d_blocks -= 1;
                 d_bytes -= taken as i64;
