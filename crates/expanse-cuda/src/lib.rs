@@ -18,13 +18,12 @@
 //! misuse, so a number never reaches the driver as a stream handle. Events
 //! are owned [`handles::Event`]s kept by id.
 
+mod adopted;
 pub mod handles;
 pub mod result;
 pub mod sys;
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
@@ -66,22 +65,6 @@ struct State {
     next_event: u64,
 }
 
-/// Source of [`CudaDevice::instance`] numbers.
-static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
-
-/// Most streams one thread remembers as adopted (past it, it forgets them
-/// all and the next calls take the lock again).
-const ADOPTED_CACHE: usize = 64;
-
-thread_local! {
-    /// `(device instance, raw stream)` pairs this thread saw adopted. An
-    /// adopted stream stays in its device's ledger for the device's life
-    /// (only streams made by `create_stream` are ever removed, and the
-    /// ledger refuses to make one with a live id), so adopting it again
-    /// would change nothing: the C ABI's calls skip the device's lock.
-    static ADOPTED: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
-}
-
 /// One GPU.
 pub struct CudaDevice {
     ctx: Arc<Context>,
@@ -117,7 +100,7 @@ impl CudaDevice {
         };
         let state = State { ledger: Ledger::new(granularity), next_event: 1, ..State::default() };
         Ok(CudaDevice {
-            instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
+            instance: adopted::new_instance(),
             default_stream: Stream::legacy_default(&ctx),
             ctx,
             ordinal: ordinal as u32,
@@ -153,10 +136,8 @@ impl CudaDevice {
         if raw.is_null() {
             return Ok(StreamId::DEFAULT);
         }
-        let key = (self.instance, raw as u64);
-        // `try_with`: during thread teardown the cache may be gone; then
-        // the lock is taken as before.
-        if ADOPTED.try_with(|a| a.borrow().contains(&key)).unwrap_or(false) {
+        // Adopting again would change nothing (see `adopted`): no lock.
+        if adopted::seen(self.instance, raw as u64) {
             return Ok(StreamId(raw as u64));
         }
         let mut s = self.lock();
@@ -167,13 +148,7 @@ impl CudaDevice {
             s.streams.insert(id.0, stream);
         }
         drop(s);
-        let _ = ADOPTED.try_with(|a| {
-            let mut a = a.borrow_mut();
-            if a.len() == ADOPTED_CACHE {
-                a.clear();
-            }
-            a.push(key);
-        });
+        adopted::remember(self.instance, raw as u64);
         Ok(id)
     }
 
