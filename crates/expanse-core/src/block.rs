@@ -167,6 +167,13 @@ impl StreamSet {
         }
     }
 
+    /// Whether every stream of `other` is in the set.
+    #[inline]
+    pub fn includes(&self, other: &StreamSet) -> bool {
+        other.inline[..usize::from(other.len)].iter().all(|&s| self.contains(s))
+            && other.more.iter().all(|&s| self.contains(s))
+    }
+
     /// Remove every stream.
     #[inline]
     pub fn clear(&mut self) {
@@ -217,13 +224,13 @@ impl Arena {
     }
 
     /// The block `id` (which must be live).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: BlockId) -> &Block {
         self.slots[id as usize].as_ref().expect("live block")
     }
 
     /// The block `id` (which must be live).
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
         self.slots[id as usize].as_mut().expect("live block")
     }

@@ -139,6 +139,8 @@ impl DeviceAllocator {
         }
         let src_is_prev = d.prev == Some(src);
         let (s_addr, s_size, s_prev, s_next) = (s.addr, s.size, s.prev, s.next);
+        // The merged block's users are both blocks' (most often the same).
+        let same_users = d.last_use.includes(&s.last_use);
         if s.mapped && s.private == 0 {
             let key = (s.pool, Pool::free_key(src, s));
             if let Some((pool, k)) = vacated.replace(key) {
@@ -147,7 +149,7 @@ impl DeviceAllocator {
         } else {
             self.remove_from_pool(src);
         }
-        let s_last_use = std::mem::take(&mut self.blocks.get_mut(src).last_use);
+        let s_last_use = if same_users { None } else { Some(std::mem::take(&mut self.blocks.get_mut(src).last_use)) };
         self.blocks.discard(src);
         if src_is_prev {
             if let Some(pp) = s_prev {
@@ -164,7 +166,9 @@ impl DeviceAllocator {
             d.next = s_next;
         }
         d.size += s_size;
-        d.last_use.extend(&s_last_use);
+        if let Some(users) = s_last_use {
+            d.last_use.extend(&users);
+        }
         s_size
     }
 
