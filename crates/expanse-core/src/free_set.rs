@@ -372,9 +372,10 @@ mod tests {
                 // nearby size) or an absent one; the reference removes
                 // then inserts.
                 let present = reference.iter().nth((r as usize) % reference.len().max(1)).copied();
-                let old = present.filter(|_| r % 7 != 0).unwrap_or(k);
+                let old = present.filter(|_| !r.is_multiple_of(7)).unwrap_or(k);
                 let new = FreeKey { size: (old.size + ((r % 5) << 9)).saturating_sub(1024).max(512), ..k };
-                let new = if r % 3 == 0 { FreeKey { stream: old.stream, addr: old.addr + 512, ..new } } else { new };
+                let new =
+                    if r.is_multiple_of(3) { FreeKey { stream: old.stream, addr: old.addr + 512, ..new } } else { new };
                 let want = reference.remove(&old);
                 reference.insert(new);
                 // The location: found by a look-up (right), none, or another
@@ -394,7 +395,7 @@ mod tests {
             } else {
                 let victim = reference.iter().nth((r as usize) % reference.len().max(1)).copied().unwrap_or(k);
                 let mut it = set.at_least(victim.stream, victim.size);
-                let at = if r % 2 == 0 { it.find(|x| **x == victim).and_then(|_| it.loc()) } else { None };
+                let at = if r.is_multiple_of(2) { it.find(|x| **x == victim).and_then(|_| it.loc()) } else { None };
                 assert_eq!(set.remove_at(&victim, at), reference.remove(&victim));
             }
             if step % 97 == 0 {
