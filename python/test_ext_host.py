@@ -160,5 +160,28 @@ def releasing_an_unknown_pool_warns_not_raises():
         err = f.read().decode(errors="replace")
     assert "release_pool" in err and "unknown private pool" in err, err
 
+@test
+def compile_uses_plain_cuda_graphs():
+    import torch._inductor.config as inductor_config
+
+    inductor_config.triton.cudagraph_trees = True
+    expanse_compat._plain_cuda_graphs_for_compile()
+    assert inductor_config.triton.cudagraph_trees is False
+    assert any("cudagraph_trees = False" in n for n in expanse_compat.notes()), expanse_compat.notes()
+
+
+@test
+def sharing_a_cuda_tensor_says_what_to_do():
+    expanse_compat._route_unsupported(torch)
+    # torch.multiprocessing's reduce_tensor calls this on a CUDA storage;
+    # the override must come first in UntypedStorage's method lookup.
+    try:
+        torch.UntypedStorage(4)._share_cuda_()
+    except RuntimeError as e:
+        assert "expanse:" in str(e) and "tensor.cpu()" in str(e), str(e)
+    else:
+        raise AssertionError("_share_cuda_ did not raise")
+
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
