@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -191,10 +192,15 @@ void install(const std::string& path) {
     const char* e = api.last_error();
     TORCH_CHECK(e == nullptr, "expanse set_memory_fraction(", f, ", ", device, "): ", e ? e : "");
   });
-  a->set_record_stream_fn([](void* ptr, cudaStream_t stream) {
-    RelaxedCapture relaxed(capturing());
-    api.record_stream(ptr, stream);
-  });
+  // EXPANSE_RECORD_STREAM=0 leaves the hook unset: the control of
+  // scripts/gpu/record_stream_test.py (everything else the same).
+  const char* rs = std::getenv("EXPANSE_RECORD_STREAM");
+  if (rs == nullptr || std::string(rs) != "0") {
+    a->set_record_stream_fn([](void* ptr, cudaStream_t stream) {
+      RelaxedCapture relaxed(capturing());
+      api.record_stream(ptr, stream);
+    });
+  }
   a->set_begin_allocate_to_pool(begin_pool);
   a->set_end_allocate_to_pool_fn(end_pool);
   a->set_release_pool(release_pool);
