@@ -439,8 +439,10 @@ def run_group(alloc, g, args, out, n):
             f.write(f"rows: {g}\nrc: {rc}\n" + backtrace(alloc, [row], 90))
     status = {}
     lines = (err or "").strip().splitlines()
-    if crashed:  # where it was: the last step a row printed, else Python's fault line
-        lines = [ln for ln in lines if ln.startswith(("STEP", "Fatal Python error"))] or lines
+    if crashed:  # what and where: Python's fault line, the last step a row printed
+        fatal = [ln for ln in lines if ln.startswith("Fatal Python error")][-1:]
+        steps = [ln for ln in lines if ln.startswith("STEP")][-1:]
+        lines = [" after ".join(fatal + steps)] if fatal or steps else lines
     last = lines[-1:] or [""]
     for row in g:
         what = f"signal {-rc}" if crashed else f"rc {rc}"
