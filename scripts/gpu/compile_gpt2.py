@@ -28,7 +28,11 @@ ap.add_argument("--compare", nargs=2)
 args = ap.parse_args()
 
 if args.compare:
-    a, b = (json.load(open(p)) for p in args.compare)
+    try:
+        a, b = (json.load(open(p)) for p in args.compare)
+    except (OSError, ValueError) as e:
+        print(f"no comparison: {e}")
+        sys.exit(1)
     la, lb = a["losses"], b["losses"]
     n = min(len(la), len(lb))
     rel = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(la[:n], lb[:n]))

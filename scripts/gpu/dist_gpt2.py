@@ -36,7 +36,11 @@ args = ap.parse_args()
 
 
 def compare(a_path, b_path):
-    a, b = (json.load(open(p)) for p in (a_path, b_path))
+    try:
+        a, b = (json.load(open(p)) for p in (a_path, b_path))
+    except (OSError, ValueError) as e:
+        print(f"no comparison: {e}")
+        return False
     ok = True
     for kind in ("ddp", "fsdp2"):
         ra, rb = a.get(kind, {}), b.get(kind, {})

@@ -14,7 +14,8 @@
 #    against expanse, losses within 1e-3 (scripts/gpu/compile_gpt2.py);
 # 4. the record_stream test with the hook on and off (the control);
 # 5. DDP and FSDP2 of GPT-2 small on both GPUs for all three allocators
-#    (scripts/gpu/dist_gpt2.py under torchrun), losses against native;
+#    (scripts/gpu/dist_gpt2.py under torchrun), losses against native; and
+#    python/test_ext_host.py against this machine's PyTorch;
 # 6. $OUT/issue11.md, the summary with the README's table; $OUT/issue11.log,
 #    this script's log; $OUT/issue11-all.tar.gz, every log and JSON.
 #
@@ -57,25 +58,23 @@ EXT=$!
 COMPAT=(scripts/gpu/compat_table.py --timeout 120 --skip "DDP,FSDP2" --backtraces)
 # GPU 0: PyTorch's own allocators.
 ( export CUDA_VISIBLE_DEVICES=0 OUT=$W/compat-pt
-  timeout 200 $PY "${COMPAT[@]}" --allocators native,expandable > "$W/compat-pt.txt" 2>&1 ) &
+  timeout 240 $PY "${COMPAT[@]}" --allocators native,expandable > "$W/compat-pt.txt" 2>&1 ) &
 PT=$!
-# GPU 1: GPT-2 under reduce-overhead on PyTorch native.
+# GPU 1: GPT-2 under reduce-overhead on PyTorch native, then (once the
+# extension is built) on expanse.
 ( export CUDA_VISIBLE_DEVICES=1
   timeout 200 $PY scripts/gpu/compile_gpt2.py --mode native --steps 12 --batch 4 --seq 256 \
-      --out "$W/compile-native.json" > "$W/compile-native.txt" 2>&1 ) &
-CN=$!
-
-wait $EXT
-say "extension: $(tail -2 "$W/ext-build.log" | paste -sd' ' -)"
-
-# GPU 1, after native: GPT-2 under reduce-overhead on expanse.
-( wait_for() { while kill -0 "$1" 2>/dev/null; do sleep 1; done; }
-  wait_for $CN
-  export CUDA_VISIBLE_DEVICES=1 EXPANSE_GRAPHS=1
+      --out "$W/compile-native.json" > "$W/compile-native.txt" 2>&1
+  echo "rc $?" >> "$W/compile-native.txt"
+  until grep -q "^rc " "$W/ext-build.log" 2>/dev/null; do sleep 1; done
+  export EXPANSE_GRAPHS=1
   timeout "$(left)" $PY scripts/gpu/compile_gpt2.py --mode expanse --steps 12 --batch 4 --seq 256 \
       --out "$W/compile-expanse.json" > "$W/compile-expanse.txt" 2>&1
   echo "rc $?" >> "$W/compile-expanse.txt" ) &
 CE=$!
+
+wait $EXT
+say "extension: $(tail -2 "$W/ext-build.log" | paste -sd' ' -)"
 
 # GPU 0, beside PyTorch's columns: expanse, one row per process.
 ( export CUDA_VISIBLE_DEVICES=0 OUT=$W/compat-expanse EXPANSE_GRAPHS=1
@@ -91,28 +90,35 @@ CE=$!
       echo "rc $?" >> "$W/rs-$h.txt"
   done ) &
 EX=$!
-wait $PT
-say "PyTorch columns done"
-wait $EX
-say "expanse column and record_stream done"
 wait $CE
 say "GPT-2 reduce-overhead done"
 $PY scripts/gpu/compile_gpt2.py --compare "$W/compile-native.json" "$W/compile-expanse.json" > "$W/compile-compare.txt" 2>&1
 cat "$W/compile-compare.txt"
 
-# 5. Both GPUs: DDP and FSDP2, the three allocators side by side.
+# 5. Both GPUs (GPU 1 is free now; GPU 0 may still run compat rows, which
+#    only costs time): DDP and FSDP2, the three allocators side by side.
 port=29510
+DIST=()
 for a in native expandable expanse; do
-    ( timeout "$(left)" torchrun --nproc_per_node 2 --master_port $port scripts/gpu/dist_gpt2.py --alloc $a \
-          --out "$W/dist-$a.json" > "$W/dist-$a.txt" 2>&1; echo "rc $?" >> "$W/dist-$a.txt" ) &
+    ( timeout "$(left)" $PY -m torch.distributed.run --nproc_per_node 2 --master_port $port \
+          scripts/gpu/dist_gpt2.py --alloc $a --out "$W/dist-$a.json" > "$W/dist-$a.txt" 2>&1
+      echo "rc $?" >> "$W/dist-$a.txt" ) &
+    DIST+=($!)
     port=$((port + 1))
 done
-wait
+wait $PT
+say "PyTorch columns done"
+wait $EX
+say "expanse column and record_stream done"
+wait "${DIST[@]}"
 say "DDP / FSDP2 done"
 for a in expandable expanse; do
     $PY scripts/gpu/dist_gpt2.py --compare "$W/dist-native.json" "$W/dist-$a.json" > "$W/dist-compare-$a.txt" 2>&1
     echo "native vs $a:"; cat "$W/dist-compare-$a.txt"
 done
+# The extension's host test against this machine's PyTorch (no GPU used).
+timeout 60 $PY python/test_ext_host.py "$EXPANSE_LIB" > "$W/ext-host-test.txt" 2>&1
+say "extension host test: $(tail -1 "$W/ext-host-test.txt")"
 
 # 6. Summary and archive.
 $PY scripts/gpu/issue11_summary.py "$W" > "$OUT/issue11.md" 2>&1
