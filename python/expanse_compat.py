@@ -239,7 +239,11 @@ def _route_ctypes_only(torch, l):
     C._cuda_emptyCache = empty_cache
 
     def set_fraction(fraction, device):
+        l.expanse_clear_last_error()
         l.expanse_set_memory_fraction(float(fraction), int(device))
+        e = l.expanse_last_error()
+        if e:
+            raise RuntimeError(f"expanse set_memory_fraction({fraction}, {device}): {e.decode()}")
 
     C._cuda_setMemoryFraction = set_fraction
 
