@@ -183,5 +183,18 @@ def sharing_a_cuda_tensor_says_what_to_do():
         raise AssertionError("_share_cuda_ did not raise")
 
 
+@test
+def ctypes_path_refuses_a_bad_fraction_too():
+    # Last: it replaces torch._C's entry points with the ctypes routes.
+    expanse_compat._route_ctypes_only(torch, l)
+    try:
+        torch._C._cuda_setMemoryFraction(0.5, 7)
+    except RuntimeError as e:
+        assert "set_memory_fraction" in str(e) and "7" in str(e), str(e)
+    else:
+        raise AssertionError("device 7 of 1 accepted")
+    torch._C._cuda_setMemoryFraction(1.0, 0)
+
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
