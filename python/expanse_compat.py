@@ -20,17 +20,27 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   reset_peak_memory_stats() work. PyTorch's C++ callers of getDeviceStats
   still get PyTorch's "does not yet support" error.
 - torch.cuda.memory._snapshot and torch.cuda.MemPool raise an error that
-  says what to use instead.
+  says what to use instead, and so does sharing a CUDA tensor with another
+  process (torch.multiprocessing): expanse's memory cannot be opened
+  through CUDA IPC.
+- torch.compile(mode="reduce-overhead") captures with plain CUDA graphs:
+  install() sets torch._inductor.config.triton.cudagraph_trees = False
+  (logged on the "expanse" logger; EXPANSE_CUDAGRAPH_TREES=1 leaves it),
+  because CUDA graph trees need allocator calls PyTorch does not forward
+  to a pluggable allocator (checkPoolLiveAllocations, checkpointing a
+  pool's state).
 """
 
 import ctypes
 import functools
 import json
+import logging
 import os
 import warnings
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_state = {"mode": None, "extension_error": None}
+_state = {"mode": None, "extension_error": None, "notes": []}
+_log = logging.getLogger("expanse")
 
 
 def declare_pools(l):
@@ -77,6 +87,16 @@ def extension_error():
     return _state["extension_error"]
 
 
+def notes():
+    """What install() changed in PyTorch's settings, one line each."""
+    return list(_state["notes"])
+
+
+def _note(msg):
+    _state["notes"].append(msg)
+    _log.info(msg)
+
+
 def build_extension():
     """Build (once, cached) and import python/expanse_ext.cpp."""
     from torch.utils import cpp_extension
@@ -118,22 +138,49 @@ def install(torch, l, path, extension=True):
         _route_ctypes_only(torch, l)
     _route_stats(torch, l)
     _route_unsupported(torch)
-    if _state["mode"] == "extension" and os.environ.get("EXPANSE_GRAPHS") != "1":
-        _guard_graph_capture(torch)
+    if _state["mode"] == "extension":
+        _plain_cuda_graphs_for_compile()
+        if os.environ.get("EXPANSE_GRAPHS") != "1":
+            _guard_graph_capture(torch)
     return _state["mode"]
+
+
+def _plain_cuda_graphs_for_compile():
+    """torch.compile(mode="reduce-overhead") on plain CUDA graphs (each
+    graph with its own private pool, captured through the extension's
+    hooks) instead of CUDA graph trees, which call allocator functions a
+    pluggable allocator cannot provide (torch._C._cuda_checkPoolLiveAllocations
+    raises "pluggable does not yet support checkPoolLiveAllocations")."""
+    if os.environ.get("EXPANSE_CUDAGRAPH_TREES") == "1":
+        return
+    try:
+        import torch._inductor.config as inductor_config
+    except Exception as e:  # a PyTorch without inductor: nothing to set
+        _note(f"torch._inductor.config unavailable ({type(e).__name__}); cudagraph_trees left alone")
+        return
+    if inductor_config.triton.cudagraph_trees:
+        inductor_config.triton.cudagraph_trees = False
+        _note(
+            "set torch._inductor.config.triton.cudagraph_trees = False: torch.compile(mode='reduce-overhead') "
+            "uses plain CUDA graphs on expanse (graph trees need allocator calls PyTorch does not forward to "
+            "a pluggable allocator); EXPANSE_CUDAGRAPH_TREES=1 keeps the trees"
+        )
 
 
 def _guard_graph_capture(torch):
     """CUDA graph capture through the extension's private-pool hooks
     crashed the process (SIGSEGV) on an H200 with PyTorch 2.11
-    (docs/gpu-results.md, 5e), cause not found yet: refuse it with a clear
-    error rather than crash, unless EXPANSE_GRAPHS=1 asks to try."""
+    (docs/gpu-results.md, 5e). The extension now relaxes the capture mode
+    around expanse during a capture (a private pool's cuMemAlloc is
+    forbidden in global capture mode) and never throws from releasePool,
+    but that has not run on a GPU yet: until it has, capture is refused
+    with a clear error rather than risk a crash, unless EXPANSE_GRAPHS=1."""
 
     def capture_begin(*args, **kwargs):
         raise RuntimeError(
-            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) crashed on "
-            "the H200 in this version of expanse and is refused; run graph-captured code on PyTorch's "
-            "allocator, or set EXPANSE_GRAPHS=1 to try it anyway"
+            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) is not yet "
+            "verified on a GPU with this version of expanse and is refused; set EXPANSE_GRAPHS=1 to use it, "
+            "or run graph-captured code on PyTorch's allocator"
         )
 
     torch.cuda.CUDAGraph.capture_begin = capture_begin
@@ -192,7 +239,11 @@ def _route_ctypes_only(torch, l):
     C._cuda_emptyCache = empty_cache
 
     def set_fraction(fraction, device):
+        l.expanse_clear_last_error()
         l.expanse_set_memory_fraction(float(fraction), int(device))
+        e = l.expanse_last_error()
+        if e:
+            raise RuntimeError(f"expanse set_memory_fraction({fraction}, {device}): {e.decode()}")
 
     C._cuda_setMemoryFraction = set_fraction
 
@@ -220,3 +271,16 @@ def _route_unsupported(torch):
         )
 
     torch._C._cuda_memorySnapshot = snapshot
+
+    def share_cuda(self, *args, **kwargs):
+        raise RuntimeError(
+            "expanse: a CUDA tensor cannot be shared with another process (torch.multiprocessing, CUDA IPC) "
+            "when expanse is PyTorch's allocator: its memory is not cudaMalloc memory and PyTorch's pluggable "
+            "allocator has no IPC handles. Send tensor.cpu() and move it to the GPU in the receiving process, "
+            "or leave expanse out of processes that share CUDA tensors."
+        )
+
+    # torch.multiprocessing's reduce_tensor calls storage._share_cuda_();
+    # TypedStorage forwards to UntypedStorage, a Python subclass of the C
+    # StorageBase, so this comes first in its method lookup.
+    torch.UntypedStorage._share_cuda_ = share_cuda

@@ -65,7 +65,9 @@ impl DeviceAllocator {
         let pool = self.pool_of_block(b);
         let in_free = pool.free.contains(&Pool::free_key(id, b));
         let in_unmapped = pool.unmapped.contains(&Pool::unmapped_key(id, b));
-        let should_free = b.mapped && !b.allocated && b.event_count == 0;
+        // Not free either: a block waiting on events, or one freed during a
+        // capture whose events wait for its end (stream uses still listed).
+        let should_free = b.mapped && !b.allocated && b.event_count == 0 && b.stream_uses.is_empty();
         if in_free != should_free {
             return Err(format!("block {:#x}: in free set {in_free}, should be {should_free}", b.addr));
         }

@@ -365,7 +365,7 @@ impl DeviceAllocator {
             self.stats.oversize_allocations.decrease(1);
         }
         if !self.blocks.get(id).stream_uses.is_empty() {
-            self.insert_events(id)?;
+            self.insert_events_unless_capturing(id)?;
         } else {
             self.free_block(id);
         }

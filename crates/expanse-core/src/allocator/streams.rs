@@ -109,6 +109,7 @@ impl DeviceAllocator {
 
     /// Free blocks whose stream events completed (lazily, at each malloc).
     pub(super) fn process_events(&mut self) -> Result<(), AllocError> {
+        self.insert_deferred_events()?;
         if self.events.is_empty() {
             return Ok(());
         }
@@ -142,6 +143,7 @@ impl DeviceAllocator {
 
     /// Wait for the whole device, then complete every pending event.
     pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
+        self.insert_deferred_events()?;
         self.device.synchronize()?;
         let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
         let mut first_error = Ok(());
