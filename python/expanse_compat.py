@@ -118,6 +118,15 @@ def build_extension():
 def install(torch, l, path, extension=True):
     """Make expanse PyTorch's allocator with as much of the API as possible.
     Returns the mode: 'extension' or 'ctypes'."""
+    if _state.get("mode") is None and torch.cuda.is_initialized():
+        # PyTorch swaps its allocator only before CUDA starts: afterwards
+        # both routes below fail with "Can't swap an already initialized
+        # allocator".
+        raise RuntimeError(
+            "expanse: install() must run before anything initializes CUDA in this process "
+            "(torch.cuda.set_device, torch.cuda.init, a CUDA tensor, torch.distributed with NCCL): "
+            "call expanse_torch.install() first, then torch.cuda.set_device(rank)"
+        )
     declare_pools(l)
     use_ext = extension and os.environ.get("EXPANSE_EXTENSION", "1") != "0"
     if use_ext:

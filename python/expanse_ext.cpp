@@ -22,8 +22,12 @@
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <csignal>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -62,6 +66,19 @@ std::atomic<size_t> capture_count{0};
 std::string last_error() {
   const char* e = api.last_error ? api.last_error() : nullptr;
   return e ? std::string(e) : std::string("unknown error");
+}
+
+// Numbers in messages are formatted here with snprintf, never through
+// c10::str's std::ostream: on the H200 machine (PyTorch 2.11 wheel, the
+// system's g++) inserting an integer into the stream crashed inside the
+// extension's own instantiation of ostream::_M_insert<unsigned long> (the
+// native stack of the set_per_process_memory_fraction crash), while
+// strings pass. Messages reach c10::str as one std::string.
+template <typename... A>
+std::string fmt(const char* f, A... a) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return std::string(buf);
 }
 
 // Relaxed stream-capture mode on this thread while it lives (when `on`).
@@ -105,8 +122,9 @@ void* ext_alloc(size_t size, int device, cudaStream_t stream) {
     p = in_pool ? api.alloc_in_pool(size, device, stream, id.first, id.second) : api.alloc(size, device, stream);
   }
   if (p == nullptr && size > 0) {
-    TORCH_CHECK_WITH(OutOfMemoryError, false, "expanse: allocating ", size, " bytes on device ", device,
-                     in_pool ? " (CUDA graph pool)" : "", ": ", last_error());
+    const std::string msg = fmt("expanse: allocating %zu bytes on device %d%s: %s", size, device,
+                                in_pool ? " (CUDA graph pool)" : "", last_error().c_str());
+    TORCH_CHECK_WITH(OutOfMemoryError, false, msg);
   }
   return p;
 }
@@ -158,12 +176,31 @@ void release_pool(int device, c10::cuda::MempoolId_t id) noexcept {
   forget_capture(device, id);
   RelaxedCapture relaxed(true);
   if (api.release_pool(device, id.first, id.second) != 0) {
-    TORCH_WARN("expanse release_pool(", device, ", (", id.first, ", ", id.second, ")): ", last_error());
+    TORCH_WARN(fmt("expanse release_pool(%d, (%llu, %llu)): %s", device, (unsigned long long)id.first,
+                   (unsigned long long)id.second, last_error().c_str()));
   }
+}
+
+// EXPANSE_EXT_BACKTRACE=1 (diagnosis, where no debugger is installed): a
+// fatal signal prints the native stack to stderr, then the signal's default
+// action runs (backtrace_symbols_fd allocates nothing).
+void print_native_stack(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  const char msg[] = "expanse_ext: fatal signal, native stack:\n";
+  (void)!write(2, msg, sizeof(msg) - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
 }
 
 // Make expanse PyTorch's CUDA allocator, with every hook set.
 void install(const std::string& path) {
+  const char* bt = std::getenv("EXPANSE_EXT_BACKTRACE");
+  if (bt != nullptr && std::string(bt) == "1") {
+    std::signal(SIGSEGV, print_native_stack);
+    std::signal(SIGABRT, print_native_stack);
+  }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   TORCH_CHECK(h != nullptr, "expanse: cannot load ", path, ": ", dlerror());
   load_sym(h, "expanse_alloc", api.alloc);
@@ -190,7 +227,7 @@ void install(const std::string& path) {
     api.clear_last_error();
     api.set_memory_fraction(f, device);
     const char* e = api.last_error();
-    TORCH_CHECK(e == nullptr, "expanse set_memory_fraction(", f, ", ", device, "): ", e ? e : "");
+    TORCH_CHECK(e == nullptr, fmt("expanse set_memory_fraction(%g, %d): %s", f, device, e ? e : ""));
   });
   // EXPANSE_RECORD_STREAM=0 leaves the hook unset: the control of
   // scripts/gpu/record_stream_test.py (everything else the same).

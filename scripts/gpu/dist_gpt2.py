@@ -76,15 +76,18 @@ import torch.distributed as dist  # noqa: E402
 
 rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
-torch.cuda.set_device(rank)
 result = {"alloc": args.alloc, "world": world}
 if args.alloc == "expanse":
     import expanse_compat
     import expanse_torch
 
+    # Before CUDA starts (set_device starts it): PyTorch swaps its
+    # allocator only then.
     result["mode"] = expanse_torch.install()
     result["notes"] = expanse_compat.notes()
-    expanse_torch.reset_peak_stats(rank)  # the first call into expanse
+torch.cuda.set_device(rank)
+if args.alloc == "expanse":
+    expanse_torch.reset_peak_stats(rank)  # the first call into expanse's library
 result["device_after_start"] = torch.cuda.current_device()
 if result["device_after_start"] != rank:
     print(f"rank {rank}: current device {result['device_after_start']} after expanse's start-up", flush=True)
