@@ -149,7 +149,7 @@ def install(torch, l, path, extension=True):
     _route_unsupported(torch)
     if _state["mode"] == "extension":
         _plain_cuda_graphs_for_compile()
-        if os.environ.get("EXPANSE_GRAPHS") != "1":
+        if os.environ.get("EXPANSE_GRAPHS") == "0":
             _guard_graph_capture(torch)
     return _state["mode"]
 
@@ -177,19 +177,16 @@ def _plain_cuda_graphs_for_compile():
 
 
 def _guard_graph_capture(torch):
-    """CUDA graph capture through the extension's private-pool hooks
-    crashed the process (SIGSEGV) on an H200 with PyTorch 2.11
-    (docs/gpu-results.md, 5e). The extension now relaxes the capture mode
-    around expanse during a capture (a private pool's cuMemAlloc is
-    forbidden in global capture mode) and never throws from releasePool,
-    but that has not run on a GPU yet: until it has, capture is refused
-    with a clear error rather than risk a crash, unless EXPANSE_GRAPHS=1."""
+    """EXPANSE_GRAPHS=0: refuse CUDA graph capture with a clear error, for
+    users who want graph-captured code to fail loudly rather than run on
+    expanse's private pools. Capture through the extension's hooks works
+    on the H200 (torch.cuda.graph and torch.compile(mode="reduce-overhead"),
+    docs/gpu-results.md section 6)."""
 
     def capture_begin(*args, **kwargs):
         raise RuntimeError(
-            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) is not yet "
-            "verified on a GPU with this version of expanse and is refused; set EXPANSE_GRAPHS=1 to use it, "
-            "or run graph-captured code on PyTorch's allocator"
+            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) is refused "
+            "because EXPANSE_GRAPHS=0; unset it to capture into expanse's private pools"
         )
 
     torch.cuda.CUDAGraph.capture_begin = capture_begin

@@ -7,7 +7,7 @@
 #
 # 1. builds python/expanse_ext.cpp once (torch.utils.cpp_extension);
 # 2. the compatibility table (scripts/gpu/compat_table.py): PyTorch native
-#    and PyTorch expandable, then expanse with EXPANSE_GRAPHS=1 and every
+#    and PyTorch expandable, then expanse (its defaults) and every
 #    row in a process of its own, crashes rerun under gdb for native
 #    stacks; plus expanse's default (graph capture refused) for the graph row;
 # 3. GPT-2 small under torch.compile(mode="reduce-overhead"), native
@@ -67,7 +67,6 @@ PT=$!
       --out "$W/compile-native.json" > "$W/compile-native.txt" 2>&1
   echo "rc $?" >> "$W/compile-native.txt"
   until grep -q "^rc " "$W/ext-build.log" 2>/dev/null; do sleep 1; done
-  export EXPANSE_GRAPHS=1
   timeout "$(left)" $PY scripts/gpu/compile_gpt2.py --mode expanse --steps 12 --batch 4 --seq 256 \
       --out "$W/compile-expanse.json" > "$W/compile-expanse.txt" 2>&1
   echo "rc $?" >> "$W/compile-expanse.txt" ) &
@@ -77,11 +76,11 @@ wait $EXT
 say "extension: $(tail -2 "$W/ext-build.log" | paste -sd' ' -)"
 
 # GPU 0, beside PyTorch's columns: expanse, one row per process.
-( export CUDA_VISIBLE_DEVICES=0 OUT=$W/compat-expanse EXPANSE_GRAPHS=1
+( export CUDA_VISIBLE_DEVICES=0 OUT=$W/compat-expanse
   timeout "$(left)" $PY "${COMPAT[@]}" --allocators expanse --single expanse \
       > "$W/compat-expanse.txt" 2>&1
-  # expanse's default: graph capture refused with a message.
-  export OUT=$W/compat-guard; unset EXPANSE_GRAPHS
+  # EXPANSE_GRAPHS=0: graph capture refused with a message.
+  export OUT=$W/compat-guard EXPANSE_GRAPHS=0
   timeout 60 $PY scripts/gpu/compat_table.py --timeout 50 --only "torch.cuda.graph" --allocators expanse \
       > "$W/compat-guard.txt" 2>&1
   # record_stream, hook on and off.
