@@ -273,10 +273,23 @@ def _route_unsupported(torch):
     def snapshot(*args, **kwargs):
         raise RuntimeError(
             "expanse: torch.cuda.memory._snapshot is not available through PyTorch's pluggable allocator; "
-            "use expanse_torch.memory_stats() (and expanse's own snapshot, where this build has it)"
+            "use expanse_torch.record_history() and expanse_torch.dump_snapshot(path) (a pickle PyTorch's "
+            "memory viewer opens) or expanse_torch.snapshot()"
         )
 
     torch._C._cuda_memorySnapshot = snapshot
+
+    mempool = getattr(getattr(torch.cuda, "memory", None), "MemPool", None)
+    if mempool is not None:
+
+        def mempool_init(self, *args, **kwargs):
+            raise RuntimeError(
+                "expanse: torch.cuda.MemPool needs PyTorch's own allocator (its pluggable allocator does not "
+                "forward createOrIncrefPool). CUDA graphs get private pools on expanse (torch.cuda.graph, "
+                "torch.compile(mode='reduce-overhead')); for a custom pool, leave expanse out of this process"
+            )
+
+        mempool.__init__ = mempool_init
 
     def share_cuda(self, *args, **kwargs):
         raise RuntimeError(
