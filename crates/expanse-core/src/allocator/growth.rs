@@ -10,7 +10,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages_keeping, Placement, SegmentRange};
+use crate::expandable_segment::{release_pages_keeping, Page, Placement, SegmentRange};
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
@@ -195,30 +195,31 @@ impl DeviceAllocator {
         let unit = self.page_unit(b.pool);
         let need = size.div_ceil(unit) * unit;
         let mut supply = self.take_free_pages(need, id, pressure)?;
-        // After moving: the pages' size depends on the driver time spent.
-        let cost = self.cost_state();
-        let g = self.device.granularity();
-        let placement = match pressure {
-            Pressure::Normal => {
-                let free = self.device.free_memory();
-                self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free)
-            }
-            Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
-        };
-        let device = Arc::clone(&self.device);
-        // At the limit, pages of the granularity are created one by one
-        // until the device refuses: when the moved pages and the device's
+        let free = self.device.free_memory();
+        // Pages are created one by one until the device refuses, and a
+        // refusal undoes them all: when the moved pages and the device's
         // free memory cannot cover the growth, that is certain, and the
         // creates and their undoing are skipped (the moved pages are
         // released below either way).
         let moved: u64 = supply.iter().map(|p| p.size).sum();
-        let hopeless = pressure == Pressure::AtLimit && moved.saturating_add(device.free_memory()) < need;
-        let seg = self.segments[slot].as_mut().expect("live segment");
-        let mapped = if hopeless {
-            Ok(SegmentRange { addr: b.addr, size: 0 })
-        } else {
-            seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
+        let mapped = match self.growth_is_hopeless(need, moved, free, pressure) {
+            Ok(true) => Ok(SegmentRange { addr: b.addr, size: 0 }),
+            Ok(false) => {
+                // After moving: the pages' size depends on the driver time spent.
+                let cost = self.cost_state();
+                let g = self.device.granularity();
+                let placement = match pressure {
+                    Pressure::Normal => self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free),
+                    Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
+                };
+                let device = Arc::clone(&self.device);
+                let seg = self.segments[slot].as_mut().expect("live segment");
+                seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
+                    .map_err(AllocError::from)
+            }
+            Err(e) => Err(e),
         };
+        let device = Arc::clone(&self.device);
         // Pages taken for moving but not placed go back to the device.
         let released =
             release_pages_keeping(device.as_ref(), supply, &mut self.stats.pages, &mut self.unreleased_pages);
@@ -249,6 +250,37 @@ impl DeviceAllocator {
         // mapping above stands and the blocks say so.
         released?;
         Ok(true)
+    }
+
+    /// Whether a growth by `need` bytes, with `moved` bytes of moved pages
+    /// in hand and `free` bytes free on the device, certainly fails: the
+    /// pages to create (at least `need - moved` bytes) exceed the free
+    /// memory. Under normal pressure that is confirmed by one request to
+    /// the device for all the missing bytes, as a classic segment's growth
+    /// asks once for the whole segment: memory that another process freed
+    /// meanwhile is not missed. A page the device grants then goes straight
+    /// back, and the growth is tried as usual. At the limit, which follows
+    /// a normal try at once, the free memory alone decides.
+    fn growth_is_hopeless(&mut self, need: u64, moved: u64, free: u64, pressure: Pressure) -> Result<bool, AllocError> {
+        if moved.saturating_add(free) >= need {
+            return Ok(false);
+        }
+        if pressure == Pressure::AtLimit {
+            return Ok(true);
+        }
+        let g = self.device.granularity();
+        let missing = (need - moved).div_ceil(g).saturating_mul(g);
+        match self.device.create_page(missing) {
+            Ok(handle) => {
+                self.stats.pages.created += 1;
+                let page = Page { handle, size: missing };
+                let device = Arc::clone(&self.device);
+                release_pages_keeping(device.as_ref(), vec![page], &mut self.stats.pages, &mut self.unreleased_pages)?;
+                Ok(false)
+            }
+            Err(e) if e.is_out_of_memory() => Ok(true),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Raise `pool`'s high-water mark to its reserved bytes.
