@@ -125,8 +125,8 @@ impl DeviceAllocator {
                     continue;
                 }
                 let Some(seg) = self.segments[slot].as_ref() else { continue };
-                let pages = seg.pages_within(addr, size);
-                if !pages.is_empty() {
+                if seg.has_pages_within(addr, size) {
+                    let pages = seg.pages_within(addr, size);
                     let rank = DonorRank {
                         small_pool: b.pool == PoolKind::Small,
                         offset: addr - seg.base(),

@@ -47,10 +47,29 @@ impl DeviceAllocator {
             }
         }
         for id in to_unmap {
+            if !self.has_work_to_unmap(id) {
+                continue;
+            }
             self.unmap_block(id)?;
             self.release_expandable_segment(id)?;
         }
         Ok(())
+    }
+
+    /// Whether unmapping free expandable block `id` would do anything: it
+    /// holds a wholly free page, or another stream used it last (unmapping
+    /// synchronizes that stream first). A block with neither stays as it is
+    /// (it is mapped, so its segment stays too); the out-of-memory path
+    /// empties the cache on every failure and skips such blocks cheaply.
+    fn has_work_to_unmap(&self, id: BlockId) -> bool {
+        let b = self.blocks.get(id);
+        let SegmentRef::Expandable(slot) = b.segment else {
+            return true;
+        };
+        let Some(seg) = self.segments[slot].as_ref() else {
+            return true;
+        };
+        !b.last_use.all_are(b.stream) || seg.has_pages_within(b.addr, b.size)
     }
 
     /// The release threshold's rule ([`ReleasePolicy::threshold`]): while
