@@ -24,6 +24,30 @@ pub(super) enum Pressure {
     AtLimit,
 }
 
+/// What one growth attempt did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Growth {
+    /// The block is mapped.
+    Mapped,
+    /// Nothing was mapped.
+    Failed,
+    /// Nothing was mapped: the device refused a request for all the missing
+    /// bytes, and no free page anywhere could have moved.
+    Refused,
+}
+
+/// Whether a growth can succeed, as far as the free memory tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hope {
+    /// It may: try.
+    Some,
+    /// The free memory cannot cover it.
+    None,
+    /// The free memory cannot cover it and the device refused a request
+    /// for all the missing bytes.
+    Refused,
+}
+
 impl DeviceAllocator {
     /// Get a new block from the device: a classic segment, or growth of an
     /// expandable segment.
@@ -177,17 +201,21 @@ impl DeviceAllocator {
     /// tries once more at the limit: moves are no longer bounded by the
     /// driver budget and new pages are of the device granularity, so a
     /// large page does not fail where the missing bytes would fit.
+    ///
+    /// When the device refused all the missing bytes and no free page
+    /// anywhere could move, the try at the limit (the same bytes, nothing
+    /// more to move) would fail the same way and is not made.
     fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
-        if self.map_block_under(id, size, Pressure::Normal)? {
-            return Ok(true);
+        match self.map_block_under(id, size, Pressure::Normal)? {
+            Growth::Mapped => Ok(true),
+            Growth::Failed if self.policy.pages.adapts_at_limit() => {
+                Ok(self.map_block_under(id, size, Pressure::AtLimit)? == Growth::Mapped)
+            }
+            Growth::Failed | Growth::Refused => Ok(false),
         }
-        if self.policy.pages.adapts_at_limit() {
-            return self.map_block_under(id, size, Pressure::AtLimit);
-        }
-        Ok(false)
     }
 
-    fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<bool, AllocError> {
+    fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<Growth, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
             return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
@@ -202,9 +230,11 @@ impl DeviceAllocator {
         // creates and their undoing are skipped (the moved pages are
         // released below either way).
         let moved: u64 = supply.iter().map(|p| p.size).sum();
-        let mapped = match self.growth_is_hopeless(need, moved, free, pressure) {
-            Ok(true) => Ok(SegmentRange { addr: b.addr, size: 0 }),
-            Ok(false) => {
+        let hope = self.growth_is_hopeless(need, moved, free, pressure);
+        let refused = matches!(hope, Ok(Hope::Refused));
+        let mapped = match hope {
+            Ok(Hope::None | Hope::Refused) => Ok(SegmentRange { addr: b.addr, size: 0 }),
+            Ok(Hope::Some) => {
                 // After moving: the pages' size depends on the driver time spent.
                 let cost = self.cost_state();
                 let g = self.device.granularity();
@@ -226,7 +256,8 @@ impl DeviceAllocator {
         let range = mapped?;
         if range.size == 0 {
             released?;
-            return Ok(false);
+            let nothing_moves = self.pools.iter().all(|p| p.nothing_to_release);
+            return Ok(if refused && nothing_moves { Growth::Refused } else { Growth::Failed });
         }
         debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
         self.remove_from_pool(id);
@@ -249,7 +280,7 @@ impl DeviceAllocator {
         // A page the driver failed to release is kept for teardown; the
         // mapping above stands and the blocks say so.
         released?;
-        Ok(true)
+        Ok(Growth::Mapped)
     }
 
     /// Whether a growth by `need` bytes, with `moved` bytes of moved pages
@@ -261,12 +292,12 @@ impl DeviceAllocator {
     /// meanwhile is not missed. A page the device grants then goes straight
     /// back, and the growth is tried as usual. At the limit, which follows
     /// a normal try at once, the free memory alone decides.
-    fn growth_is_hopeless(&mut self, need: u64, moved: u64, free: u64, pressure: Pressure) -> Result<bool, AllocError> {
+    fn growth_is_hopeless(&mut self, need: u64, moved: u64, free: u64, pressure: Pressure) -> Result<Hope, AllocError> {
         if moved.saturating_add(free) >= need {
-            return Ok(false);
+            return Ok(Hope::Some);
         }
         if pressure == Pressure::AtLimit {
-            return Ok(true);
+            return Ok(Hope::None);
         }
         let g = self.device.granularity();
         let missing = (need - moved).div_ceil(g).saturating_mul(g);
@@ -276,9 +307,9 @@ impl DeviceAllocator {
                 let page = Page { handle, size: missing };
                 let device = Arc::clone(&self.device);
                 release_pages_keeping(device.as_ref(), vec![page], &mut self.stats.pages, &mut self.unreleased_pages)?;
-                Ok(false)
+                Ok(Hope::Some)
             }
-            Err(e) if e.is_out_of_memory() => Ok(true),
+            Err(e) if e.is_out_of_memory() => Ok(Hope::Refused),
             Err(e) => Err(e.into()),
         }
     }

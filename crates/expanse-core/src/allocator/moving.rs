@@ -47,6 +47,10 @@ impl DeviceAllocator {
         target: BlockId,
         pressure: Pressure,
     ) -> Result<Vec<Page>, AllocError> {
+        // A pool with nothing to release has no wholly free page to give.
+        if self.pools.iter().all(|p| p.nothing_to_release) {
+            return Ok(Vec::new());
+        }
         // Moving is bounded by the driver-time budget: past it, segments grow
         // by new pages only, and the cost stays within `move_budget` times
         // what uniform pages would cost however long the program runs. At

@@ -36,24 +36,48 @@ impl DeviceAllocator {
     /// Free the cached blocks of `pool`: unsplit classic segments, and the
     /// wholly free pages of expandable ones.
     fn release_blocks(&mut self, pool: PoolKind) -> Result<(), AllocError> {
+        if self.pools[pool as usize].nothing_to_release {
+            return Ok(());
+        }
         let free: Vec<BlockId> = self.pools[pool as usize].free.iter().map(|k| k.block).collect();
         let mut to_unmap = Vec::new();
+        let mut released = false;
         for id in free {
             let b = self.blocks.get(id);
             if b.is_expandable() {
                 to_unmap.push(id);
             } else if !b.is_split() {
+                released = true;
                 self.release_block(id)?;
             }
         }
+        let mut unmapped = false;
         for id in to_unmap {
             if !self.has_work_to_unmap(id) {
                 continue;
             }
+            unmapped = true;
             self.unmap_block(id)?;
             self.release_expandable_segment(id)?;
         }
+        if !released && !unmapped {
+            self.pools[pool as usize].nothing_to_release = true;
+        }
         Ok(())
+    }
+
+    /// Whether [`Self::release_blocks`] would do anything in `pool`: a free
+    /// unsplit classic segment, or a free expandable block with work to
+    /// unmap (checked against `nothing_to_release` by `check_invariants`).
+    pub(super) fn has_work_to_release(&self, pool: PoolKind) -> bool {
+        self.pools[pool as usize].free.iter().any(|k| {
+            let b = self.blocks.get(k.block);
+            if b.is_expandable() {
+                self.has_work_to_unmap(k.block)
+            } else {
+                !b.is_split()
+            }
+        })
     }
 
     /// Whether unmapping free expandable block `id` would do anything: it
