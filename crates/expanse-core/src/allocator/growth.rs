@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use expanse_device::StreamId;
 
+use super::refusal::RefusedGrowth;
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages_keeping, Page, Placement, SegmentRange};
+use crate::expandable_segment::{release_pages_keeping, Placement, SegmentRange};
 use crate::history::Action;
 use crate::pool::UnmappedKey;
 
@@ -31,9 +32,9 @@ enum Growth {
     Mapped,
     /// Nothing was mapped.
     Failed,
-    /// Nothing was mapped: the device refused a request for all the missing
-    /// bytes, and no free page anywhere could have moved.
-    Refused,
+    /// Nothing was mapped: the device refused a request for all the
+    /// `missing` bytes, and no free page anywhere could have moved.
+    Refused { missing: u64 },
 }
 
 /// Whether a growth can succeed, as far as the free memory tells.
@@ -44,8 +45,8 @@ enum Hope {
     /// The free memory cannot cover it.
     None,
     /// The free memory cannot cover it and the device refused a request
-    /// for all the missing bytes.
-    Refused,
+    /// for all the `missing` bytes.
+    Refused { missing: u64 },
 }
 
 impl DeviceAllocator {
@@ -114,24 +115,35 @@ impl DeviceAllocator {
         pool: PoolKind,
         size: u64,
     ) -> Result<Option<BlockId>, AllocError> {
+        if self.refused_again(stream, pool, size)? {
+            return Ok(None);
+        }
         let Some(mut candidate) = self.find_expandable_block(stream, pool, size)? else {
             return Ok(None);
         };
         // candidate: unmapped -> *, or free -> unmapped -> *
-        if !self.blocks.get(candidate).mapped {
-            let want = self.blocks.get(candidate).size.min(size);
-            if !self.map_block(candidate, want)? {
-                return Ok(None);
+        let mut first = true;
+        loop {
+            let b = self.blocks.get(candidate);
+            let (id, want) = if !b.mapped {
+                (candidate, b.size.min(size))
+            } else if b.size < size {
+                let next = b.next.expect("free block followed by unmapped space");
+                (next, (size - b.size).min(self.blocks.get(next).size))
+            } else {
+                break;
+            };
+            match self.map_block(id, want)? {
+                Growth::Mapped => candidate = id,
+                Growth::Refused { missing } if first => {
+                    // Nothing changed since the search: remembered.
+                    let stamp = self.stamp();
+                    self.refused.growth = Some(RefusedGrowth { stream, pool, size, missing, stamp });
+                    return Ok(None);
+                }
+                _ => return Ok(None),
             }
-        }
-        while self.blocks.get(candidate).size < size {
-            let remaining = size - self.blocks.get(candidate).size;
-            let next = self.blocks.get(candidate).next.expect("free block followed by unmapped space");
-            let want = remaining.min(self.blocks.get(next).size);
-            if !self.map_block(next, want)? {
-                return Ok(None);
-            }
-            candidate = next;
+            first = false;
         }
         self.remove_from_pool(candidate);
         Ok(Some(candidate))
@@ -205,13 +217,10 @@ impl DeviceAllocator {
     /// When the device refused all the missing bytes and no free page
     /// anywhere could move, the try at the limit (the same bytes, nothing
     /// more to move) would fail the same way and is not made.
-    fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
+    fn map_block(&mut self, id: BlockId, size: u64) -> Result<Growth, AllocError> {
         match self.map_block_under(id, size, Pressure::Normal)? {
-            Growth::Mapped => Ok(true),
-            Growth::Failed if self.policy.pages.adapts_at_limit() => {
-                Ok(self.map_block_under(id, size, Pressure::AtLimit)? == Growth::Mapped)
-            }
-            Growth::Failed | Growth::Refused => Ok(false),
+            Growth::Failed if self.policy.pages.adapts_at_limit() => self.map_block_under(id, size, Pressure::AtLimit),
+            other => Ok(other),
         }
     }
 
@@ -231,9 +240,12 @@ impl DeviceAllocator {
         // released below either way).
         let moved: u64 = supply.iter().map(|p| p.size).sum();
         let hope = self.growth_is_hopeless(need, moved, free, pressure);
-        let refused = matches!(hope, Ok(Hope::Refused));
+        let refused = match hope {
+            Ok(Hope::Refused { missing }) => Some(missing),
+            _ => None,
+        };
         let mapped = match hope {
-            Ok(Hope::None | Hope::Refused) => Ok(SegmentRange { addr: b.addr, size: 0 }),
+            Ok(Hope::None | Hope::Refused { .. }) => Ok(SegmentRange { addr: b.addr, size: 0 }),
             Ok(Hope::Some) => {
                 // After moving: the pages' size depends on the driver time spent.
                 let cost = self.cost_state();
@@ -257,7 +269,10 @@ impl DeviceAllocator {
         if range.size == 0 {
             released?;
             let nothing_moves = self.pools.iter().all(|p| p.nothing_to_release);
-            return Ok(if refused && nothing_moves { Growth::Refused } else { Growth::Failed });
+            return Ok(match refused {
+                Some(missing) if nothing_moves => Growth::Refused { missing },
+                _ => Growth::Failed,
+            });
         }
         debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
         self.remove_from_pool(id);
@@ -301,17 +316,7 @@ impl DeviceAllocator {
         }
         let g = self.device.granularity();
         let missing = (need - moved).div_ceil(g).saturating_mul(g);
-        match self.device.create_page(missing) {
-            Ok(handle) => {
-                self.stats.pages.created += 1;
-                let page = Page { handle, size: missing };
-                let device = Arc::clone(&self.device);
-                release_pages_keeping(device.as_ref(), vec![page], &mut self.stats.pages, &mut self.unreleased_pages)?;
-                Ok(Hope::Some)
-            }
-            Err(e) if e.is_out_of_memory() => Ok(Hope::Refused),
-            Err(e) => Err(e.into()),
-        }
+        Ok(if self.refuses(missing)? { Hope::Refused { missing } } else { Hope::Some })
     }
 
     /// Raise `pool`'s high-water mark to its reserved bytes.

@@ -27,6 +27,7 @@ mod moving;
 mod oom;
 mod private_pools;
 mod recording;
+mod refusal;
 mod release;
 mod search;
 mod streams;
@@ -134,6 +135,8 @@ pub struct DeviceAllocator {
     private: private_pools::PrivatePools,
     /// The allocation history, when recorded (`recording.rs`).
     history: Option<Box<History>>,
+    /// The out-of-memory path's last fruitless searches (`refusal.rs`).
+    refused: refusal::Refusals,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -179,6 +182,7 @@ impl DeviceAllocator {
             private: private_pools::PrivatePools::default(),
             exhausted: None,
             history: None,
+            refused: refusal::Refusals::default(),
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
