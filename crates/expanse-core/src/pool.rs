@@ -51,12 +51,6 @@ pub struct Pool {
     pub unmapped: BTreeSet<UnmappedKey>,
     /// Searches for a free block (the clock of garbage collection).
     pub free_block_searches: u64,
-    /// Set when a scan for cached memory to release found none in this pool:
-    /// no free block holds a wholly free page, none was last used by another
-    /// stream, no free classic segment is unsplit. Only an insert can make
-    /// such work appear, and every insert clears it; while set, the scans
-    /// of the out-of-memory path (cache release, page donors) are skipped.
-    pub nothing_to_release: bool,
 }
 
 impl Pool {
@@ -72,7 +66,6 @@ impl Pool {
 
     /// Cache a free block (or track an unmapped one).
     pub fn insert(&mut self, id: BlockId, b: &mut Block) {
-        self.nothing_to_release = false;
         if b.mapped {
             b.gc_base = self.free_block_searches;
             self.free.insert(Self::free_key(id, b));

@@ -268,7 +268,7 @@ impl DeviceAllocator {
         let range = mapped?;
         if range.size == 0 {
             released?;
-            let nothing_moves = self.pools.iter().all(|p| p.nothing_to_release);
+            let nothing_moves = self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large);
             return Ok(match refused {
                 Some(missing) if nothing_moves => Growth::Refused { missing },
                 _ => Growth::Failed,

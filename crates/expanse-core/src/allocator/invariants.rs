@@ -40,7 +40,7 @@ impl DeviceAllocator {
     /// A pool marked as having nothing to release has nothing to release.
     fn check_nothing_to_release(&self) -> Result<(), String> {
         for pool in [PoolKind::Small, PoolKind::Large] {
-            if self.pools[pool as usize].nothing_to_release && self.has_work_to_release(pool) {
+            if self.nothing_to_release(pool) && self.has_work_to_release(pool) {
                 return Err(format!("{pool:?} pool marked as having nothing to release has cached memory to release"));
             }
         }

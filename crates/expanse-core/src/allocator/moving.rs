@@ -48,7 +48,7 @@ impl DeviceAllocator {
         pressure: Pressure,
     ) -> Result<Vec<Page>, AllocError> {
         // A pool with nothing to release has no wholly free page to give.
-        if self.pools.iter().all(|p| p.nothing_to_release) {
+        if self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large) {
             return Ok(Vec::new());
         }
         // Moving is bounded by the driver-time budget: past it, segments grow

@@ -11,7 +11,8 @@
 //! same request would search the same blocks, find the same candidate and
 //! reach the same refusal, so it only asks the device again. Likewise a
 //! request that no other stream's free block could serve is not searched
-//! again while the stamp holds.
+//! again, and a cache release that found nothing to release is not
+//! scanned again (nor are page donors looked for), while the stamp holds.
 
 use std::sync::Arc;
 
@@ -50,6 +51,10 @@ pub(super) struct Refusals {
     /// A request no other stream's free block could serve, as
     /// `(stream, pool, size, stamp)`.
     pub lend: Option<(StreamId, PoolKind, u64, Stamp)>,
+    /// Per pool: a cache release that found nothing to release (no free
+    /// block holding a wholly free page or last used by another stream, no
+    /// free unsplit classic segment).
+    pub nothing_to_release: [Option<Stamp>; 2],
 }
 
 impl DeviceAllocator {
@@ -60,6 +65,12 @@ impl DeviceAllocator {
             generation: self.blocks.generation(),
             set_sizes: [small.free.len(), small.unmapped.len(), large.free.len(), large.unmapped.len()],
         }
+    }
+
+    /// Whether a cache release found nothing to release in `pool` in this
+    /// very state: then there is none, and no page to move either.
+    pub(super) fn nothing_to_release(&self, pool: PoolKind) -> bool {
+        self.refused.nothing_to_release[pool as usize] == Some(self.stamp())
     }
 
     /// Ask the device for a page of `missing` bytes (a multiple of the

@@ -36,7 +36,7 @@ impl DeviceAllocator {
     /// Free the cached blocks of `pool`: unsplit classic segments, and the
     /// wholly free pages of expandable ones.
     fn release_blocks(&mut self, pool: PoolKind) -> Result<(), AllocError> {
-        if self.pools[pool as usize].nothing_to_release {
+        if self.nothing_to_release(pool) {
             return Ok(());
         }
         let free: Vec<BlockId> = self.pools[pool as usize].free.iter().map(|k| k.block).collect();
@@ -61,14 +61,15 @@ impl DeviceAllocator {
             self.release_expandable_segment(id)?;
         }
         if !released && !unmapped {
-            self.pools[pool as usize].nothing_to_release = true;
+            self.refused.nothing_to_release[pool as usize] = Some(self.stamp());
         }
         Ok(())
     }
 
     /// Whether [`Self::release_blocks`] would do anything in `pool`: a free
     /// unsplit classic segment, or a free expandable block with work to
-    /// unmap (checked against `nothing_to_release` by `check_invariants`).
+    /// unmap (checked against [`Self::nothing_to_release`] by
+    /// `check_invariants`).
     pub(super) fn has_work_to_release(&self, pool: PoolKind) -> bool {
         self.pools[pool as usize].free.iter().any(|k| {
             let b = self.blocks.get(k.block);
