@@ -67,10 +67,21 @@ impl DeviceAllocator {
         }
     }
 
+    /// Whether `stamp` is the state's (compared field by field, without
+    /// building a stamp: this runs several times per failed allocation).
+    pub(super) fn is_current(&self, stamp: &Stamp) -> bool {
+        let [small, large] = &self.pools;
+        stamp.generation == self.blocks.generation()
+            && stamp.set_sizes[0] == small.free.len()
+            && stamp.set_sizes[1] == small.unmapped.len()
+            && stamp.set_sizes[2] == large.free.len()
+            && stamp.set_sizes[3] == large.unmapped.len()
+    }
+
     /// Whether a cache release found nothing to release in `pool` in this
     /// very state: then there is none, and no page to move either.
     pub(super) fn nothing_to_release(&self, pool: PoolKind) -> bool {
-        self.refused.nothing_to_release[pool as usize] == Some(self.stamp())
+        self.refused.nothing_to_release[pool as usize].is_some_and(|s| self.is_current(&s))
     }
 
     /// Ask the device for a page of `missing` bytes (a multiple of the
@@ -98,7 +109,10 @@ impl DeviceAllocator {
         let Some(r) = self.refused.growth.take() else {
             return Ok(false);
         };
-        if (r.stream, r.pool, r.size, r.stamp) != (stream, pool, size, self.stamp()) || !self.refuses(r.missing)? {
+        if (r.stream, r.pool, r.size) != (stream, pool, size)
+            || !self.is_current(&r.stamp)
+            || !self.refuses(r.missing)?
+        {
             return Ok(false);
         }
         self.refused.growth = Some(r);

@@ -52,7 +52,9 @@ impl DeviceAllocator {
             return false;
         }
         // The same request found nothing in this very state (`refusal.rs`).
-        if self.refused.lend.is_some_and(|miss| miss == (p.stream, p.pool, p.size, self.stamp())) {
+        if self.refused.lend.is_some_and(|(s, pool, size, stamp)| {
+            (s, pool, size) == (p.stream, p.pool, p.size) && self.is_current(&stamp)
+        }) {
             return false;
         }
         let blocks = &self.blocks;
