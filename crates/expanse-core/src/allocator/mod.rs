@@ -15,6 +15,8 @@
 //!   garbage collection, teardown;
 //! - `invariants.rs`: `check_invariants`;
 //! - `oom.rs`: the out-of-memory report and its observers.
+//! - `refusal.rs`: a growth the free memory cannot cover asks the device
+//!   once; the out-of-memory path's fruitless searches, remembered.
 //!
 //! Everything here works on integer addresses and opaque ids; the only
 //! outside effect is calls on the [`Device`].
