@@ -20,17 +20,27 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   reset_peak_memory_stats() work. PyTorch's C++ callers of getDeviceStats
   still get PyTorch's "does not yet support" error.
 - torch.cuda.memory._snapshot and torch.cuda.MemPool raise an error that
-  says what to use instead.
+  says what to use instead, and so does sharing a CUDA tensor with another
+  process (torch.multiprocessing): expanse's memory cannot be opened
+  through CUDA IPC.
+- torch.compile(mode="reduce-overhead") captures with plain CUDA graphs:
+  install() sets torch._inductor.config.triton.cudagraph_trees = False
+  (logged on the "expanse" logger; EXPANSE_CUDAGRAPH_TREES=1 leaves it),
+  because CUDA graph trees need allocator calls PyTorch does not forward
+  to a pluggable allocator (checkPoolLiveAllocations, checkpointing a
+  pool's state).
 """
 
 import ctypes
 import functools
 import json
+import logging
 import os
 import warnings
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_state = {"mode": None, "extension_error": None}
+_state = {"mode": None, "extension_error": None, "notes": []}
+_log = logging.getLogger("expanse")
 
 
 def declare_pools(l):
@@ -77,6 +87,16 @@ def extension_error():
     return _state["extension_error"]
 
 
+def notes():
+    """What install() changed in PyTorch's settings, one line each."""
+    return list(_state["notes"])
+
+
+def _note(msg):
+    _state["notes"].append(msg)
+    _log.info(msg)
+
+
 def build_extension():
     """Build (once, cached) and import python/expanse_ext.cpp."""
     from torch.utils import cpp_extension
@@ -98,6 +118,15 @@ def build_extension():
 def install(torch, l, path, extension=True):
     """Make expanse PyTorch's allocator with as much of the API as possible.
     Returns the mode: 'extension' or 'ctypes'."""
+    if _state.get("mode") is None and torch.cuda.is_initialized():
+        # PyTorch swaps its allocator only before CUDA starts: afterwards
+        # both routes below fail with "Can't swap an already initialized
+        # allocator".
+        raise RuntimeError(
+            "expanse: install() must run before anything initializes CUDA in this process "
+            "(torch.cuda.set_device, torch.cuda.init, a CUDA tensor, torch.distributed with NCCL): "
+            "call expanse_torch.install() first, then torch.cuda.set_device(rank)"
+        )
     declare_pools(l)
     use_ext = extension and os.environ.get("EXPANSE_EXTENSION", "1") != "0"
     if use_ext:
@@ -118,22 +147,46 @@ def install(torch, l, path, extension=True):
         _route_ctypes_only(torch, l)
     _route_stats(torch, l)
     _route_unsupported(torch)
-    if _state["mode"] == "extension" and os.environ.get("EXPANSE_GRAPHS") != "1":
-        _guard_graph_capture(torch)
+    if _state["mode"] == "extension":
+        _plain_cuda_graphs_for_compile()
+        if os.environ.get("EXPANSE_GRAPHS") == "0":
+            _guard_graph_capture(torch)
     return _state["mode"]
 
 
+def _plain_cuda_graphs_for_compile():
+    """torch.compile(mode="reduce-overhead") on plain CUDA graphs (each
+    graph with its own private pool, captured through the extension's
+    hooks) instead of CUDA graph trees, which call allocator functions a
+    pluggable allocator cannot provide (torch._C._cuda_checkPoolLiveAllocations
+    raises "pluggable does not yet support checkPoolLiveAllocations")."""
+    if os.environ.get("EXPANSE_CUDAGRAPH_TREES") == "1":
+        return
+    try:
+        import torch._inductor.config as inductor_config
+    except Exception as e:  # a PyTorch without inductor: nothing to set
+        _note(f"torch._inductor.config unavailable ({type(e).__name__}); cudagraph_trees left alone")
+        return
+    if inductor_config.triton.cudagraph_trees:
+        inductor_config.triton.cudagraph_trees = False
+        _note(
+            "set torch._inductor.config.triton.cudagraph_trees = False: torch.compile(mode='reduce-overhead') "
+            "uses plain CUDA graphs on expanse (graph trees need allocator calls PyTorch does not forward to "
+            "a pluggable allocator); EXPANSE_CUDAGRAPH_TREES=1 keeps the trees"
+        )
+
+
 def _guard_graph_capture(torch):
-    """CUDA graph capture through the extension's private-pool hooks
-    crashed the process (SIGSEGV) on an H200 with PyTorch 2.11
-    (docs/gpu-results.md, 5e), cause not found yet: refuse it with a clear
-    error rather than crash, unless EXPANSE_GRAPHS=1 asks to try."""
+    """EXPANSE_GRAPHS=0: refuse CUDA graph capture with a clear error, for
+    users who want graph-captured code to fail loudly rather than run on
+    expanse's private pools. Capture through the extension's hooks works
+    on the H200 (torch.cuda.graph and torch.compile(mode="reduce-overhead"),
+    docs/gpu-results.md section 6)."""
 
     def capture_begin(*args, **kwargs):
         raise RuntimeError(
-            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) crashed on "
-            "the H200 in this version of expanse and is refused; run graph-captured code on PyTorch's "
-            "allocator, or set EXPANSE_GRAPHS=1 to try it anyway"
+            "expanse: CUDA graph capture (torch.cuda.graph, torch.compile(mode='reduce-overhead')) is refused "
+            "because EXPANSE_GRAPHS=0; unset it to capture into expanse's private pools"
         )
 
     torch.cuda.CUDAGraph.capture_begin = capture_begin
@@ -192,7 +245,11 @@ def _route_ctypes_only(torch, l):
     C._cuda_emptyCache = empty_cache
 
     def set_fraction(fraction, device):
+        l.expanse_clear_last_error()
         l.expanse_set_memory_fraction(float(fraction), int(device))
+        e = l.expanse_last_error()
+        if e:
+            raise RuntimeError(f"expanse set_memory_fraction({fraction}, {device}): {e.decode()}")
 
     C._cuda_setMemoryFraction = set_fraction
 
@@ -216,7 +273,33 @@ def _route_unsupported(torch):
     def snapshot(*args, **kwargs):
         raise RuntimeError(
             "expanse: torch.cuda.memory._snapshot is not available through PyTorch's pluggable allocator; "
-            "use expanse_torch.memory_stats() (and expanse's own snapshot, where this build has it)"
+            "use expanse_torch.record_history() and expanse_torch.dump_snapshot(path) (a pickle PyTorch's "
+            "memory viewer opens) or expanse_torch.snapshot()"
         )
 
     torch._C._cuda_memorySnapshot = snapshot
+
+    mempool = getattr(getattr(torch.cuda, "memory", None), "MemPool", None)
+    if mempool is not None:
+
+        def mempool_init(self, *args, **kwargs):
+            raise RuntimeError(
+                "expanse: torch.cuda.MemPool needs PyTorch's own allocator (its pluggable allocator does not "
+                "forward createOrIncrefPool). CUDA graphs get private pools on expanse (torch.cuda.graph, "
+                "torch.compile(mode='reduce-overhead')); for a custom pool, leave expanse out of this process"
+            )
+
+        mempool.__init__ = mempool_init
+
+    def share_cuda(self, *args, **kwargs):
+        raise RuntimeError(
+            "expanse: a CUDA tensor cannot be shared with another process (torch.multiprocessing, CUDA IPC) "
+            "when expanse is PyTorch's allocator: its memory is not cudaMalloc memory and PyTorch's pluggable "
+            "allocator has no IPC handles. Send tensor.cpu() and move it to the GPU in the receiving process, "
+            "or leave expanse out of processes that share CUDA tensors."
+        )
+
+    # torch.multiprocessing's reduce_tensor calls storage._share_cuda_();
+    # TypedStorage forwards to UntypedStorage, a Python subclass of the C
+    # StorageBase, so this comes first in its method lookup.
+    torch.UntypedStorage._share_cuda_ = share_cuda

@@ -1,9 +1,15 @@
 """torch.cuda's memory API on PyTorch native, PyTorch expandable and expanse (issue 11).
 
-    python3 scripts/gpu/compat_table.py [--only ROW,...] [--allocators native,expandable,expanse]
+    python3 scripts/gpu/compat_table.py [--only ROW,...] [--skip ROW,...] [--allocators native,expandable,expanse]
+        [--single expanse] [--backtraces] [--tag -x]
 
-Each row runs in a fresh process per allocator (the allocator is fixed per
-process, and a failed capture can poison a context), with a timeout. Every
+Rows run in fresh processes per allocator (the allocator is fixed per
+process, and a failed capture can poison a context), with a timeout; the
+cheap rows share one process, except for the allocators named by --single,
+whose every row runs alone, so that a crash hides nothing. A crashed row
+(killed by a signal) is run again under gdb with --backtraces, its native
+stacks in $OUT/crash-*.txt; children run with faulthandler, and the rows
+that crashed before print each step to stderr (in $OUT/compat-*.log). Every
 row checks what it returns, not only that it returns: "works", "raises
 (message)", "silently wrong (what)", or "needs 2 GPUs". Results go to
 $OUT/compat.json and $OUT/compat.md (the README's table); the table is
@@ -14,6 +20,7 @@ printed at the end. Needs libexpanse.so: $EXPANSE_LIB, else
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -52,7 +59,14 @@ def setup(allocator):
         import expanse_torch
 
         mode = expanse_torch.install()
-        print(f"expanse mode: {mode}", file=sys.stderr)
+        import expanse_compat
+
+        print(f"expanse mode: {mode}; notes: {expanse_compat.notes()}", file=sys.stderr)
+
+
+def step(what):
+    """Progress on stderr, so that a crash's log shows where it happened."""
+    print(f"STEP {what}", file=sys.stderr, flush=True)
 
 
 def expect(cond, what):
@@ -108,32 +122,45 @@ def row_reset_peak_memory_stats(torch):
 
 
 def row_empty_cache(torch):
-    torch.cuda.synchronize()
-    x = torch.empty(512 * MIB, dtype=torch.uint8, device="cuda")
-    x.fill_(1)
-    del x
-    torch.cuda.synchronize()
-    free_before = torch.cuda.mem_get_info()[0]
-    torch.cuda.empty_cache()
-    gained = torch.cuda.mem_get_info()[0] - free_before
-    expect(gained >= 256 * MIB, f"empty_cache returned only {gained >> 20} MiB of a freed 512 MiB tensor")
+    # Another process on the GPU can move the free memory in between: three
+    # tries before calling it a shortfall.
+    gains = []
+    for _ in range(3):
+        torch.cuda.synchronize()
+        x = torch.empty(512 * MIB, dtype=torch.uint8, device="cuda")
+        x.fill_(1)
+        del x
+        torch.cuda.synchronize()
+        free_before = torch.cuda.mem_get_info()[0]
+        torch.cuda.empty_cache()
+        gains.append(torch.cuda.mem_get_info()[0] - free_before)
+        if gains[-1] >= 256 * MIB:
+            return
+    raise Wrong(f"empty_cache returned only {[g >> 20 for g in gains]} MiB of a freed 512 MiB tensor")
 
 
 def row_set_per_process_memory_fraction(torch):
     total = torch.cuda.mem_get_info()[1]
+    step("empty_cache")
     torch.cuda.empty_cache()
+    step("set_per_process_memory_fraction(0.05)")
     torch.cuda.set_per_process_memory_fraction(0.05)
     try:
         try:
+            step("allocate 20% (must fail)")
             x = torch.empty(int(total * 0.2), dtype=torch.uint8, device="cuda")
             del x
             raise Wrong("a 20% allocation succeeded under a 5% fraction")
         except torch.cuda.OutOfMemoryError:
-            pass
+            step("out of memory, as it should")
+        step("allocate 1%")
         y = torch.empty(int(total * 0.01), dtype=torch.uint8, device="cuda")
+        step("free 1%")
         del y
     finally:
+        step("set_per_process_memory_fraction(1.0)")
         torch.cuda.set_per_process_memory_fraction(1.0)
+    step("done")
 
 
 def row_mem_get_info(torch):
@@ -141,31 +168,74 @@ def row_mem_get_info(torch):
     expect(0 < free <= total and total == torch.cuda.get_device_properties(0).total_memory, f"({free}, {total})")
 
 
+def _block_stream(torch, stream, flag):
+    """Queue on `stream` a wait until the pinned int32 `flag` is at least 1
+    (cuStreamWaitValue32): the stream holds everything after it until the
+    host writes the flag, however long the host takes. Returns None, or
+    why the wait could not be queued."""
+    import ctypes
+
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return f"no libcuda: {e}"
+    fn = getattr(cu, "cuStreamWaitValue32_v2", None) or getattr(cu, "cuStreamWaitValue32", None)
+    if fn is None:
+        return "libcuda has no cuStreamWaitValue32"
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
+    rc = fn(ctypes.c_void_p(stream.cuda_stream), ctypes.c_uint64(flag.data_ptr()), 1, 0)  # GEQ
+    return None if rc == 0 else f"cuStreamWaitValue32 returned {rc}"
+
+
 def record_stream_check(torch):
-    """A tensor read on a side stream after a long sleep; freed (with
-    record_stream) before that read runs; a new tensor of the same size is
-    filled on the main stream. With record_stream honoured the read sees 1s."""
+    """A tensor x is read on a side stream that is held (cuStreamWaitValue32
+    on a pinned host flag) until the host lets it go; x is freed with
+    x.record_stream(side) before that read can run, and at once a tensor of
+    the same size is allocated and filled with 7 on the main stream. The
+    host waits up to two seconds for the main stream to finish, then lets
+    the side stream go. Honoured, record_stream keeps x's block from the
+    main stream until the side stream's read is done (another block, or
+    the same one with the main stream ordered after the read): the read
+    gives 2s. Ignored, the block is reused at once, the fill runs before
+    the read and the read sees 7s. No timing is involved: the side stream
+    cannot run before the host says so.
+
+    Returns (reused, bad, why_not): the new tensor got x's block, values
+    the side stream read wrong, and why the check could not run (None when
+    it ran)."""
     n = 64 * MIB // 4
+    main = torch.cuda.current_stream()
     side = torch.cuda.Stream()
+    flag = torch.zeros(1, dtype=torch.int32).pin_memory()
     x = torch.ones(n, device="cuda")
-    torch.cuda.synchronize()
-    side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        torch.cuda._sleep(int(2e9))  # about a second on an H200
-        out = x * 2
+        out = torch.empty(n, device="cuda")
+    torch.cuda.synchronize()
+    side.wait_stream(main)
+    why_not = _block_stream(torch, side, flag)
+    if why_not is not None:
+        return False, 0, why_not
+    with torch.cuda.stream(side):
+        torch.mul(x, 2, out=out)
     x.record_stream(side)
     ptr = x.data_ptr()
     del x
     y = torch.empty(n, device="cuda")
     y.fill_(7.0)
+    deadline = time.time() + 2.0
+    while not main.query() and time.time() < deadline:
+        time.sleep(0.01)
+    flag.fill_(1)  # let the side stream go
     torch.cuda.synchronize()
     reused = y.data_ptr() == ptr
     bad = int((out != 2).sum())
-    return reused, bad
+    return reused, bad, None
 
 
 def row_record_stream(torch):
-    reused, bad = record_stream_check(torch)
+    reused, bad, why_not = record_stream_check(torch)
+    if why_not is not None:
+        return f"not shown ({why_not})"
     expect(bad == 0, f"side stream read {bad} overwritten values (block reused: {reused})")
 
 
@@ -173,20 +243,29 @@ def row_graph(torch):
     x = torch.ones(MIB, device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
+    step("warm-up on a side stream")
     with torch.cuda.stream(s):
         for _ in range(3):
             y = (x * 2) + 1
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
+    step("capture")
     with torch.cuda.graph(g):
         y = (x * 2) + 1  # x * 2 is a temporary freed inside the capture
+    step("allocate after capture")
     z = torch.full((MIB,), 5.0, device="cuda")  # must not get the graph's memory
     x.fill_(3.0)
+    step("replay")
     g.replay()
     torch.cuda.synchronize()
     expect(bool((y == 7).all()), "replay result wrong")
     expect(bool((z == 5).all()), "replay overwrote a tensor allocated after capture (graph memory was not private)")
+    step("release the graph")
     del g
+    torch.cuda.synchronize()
+    w = torch.ones(4 * MIB, device="cuda")  # the allocator still works after the pool is released
+    expect(float(w.sum()) == 4 * MIB, "allocation after releasing the graph is wrong")
+    step("done")
 
 
 def row_compile(torch):
@@ -341,43 +420,84 @@ def run_rows(allocator, rows):
         print("RESULT " + json.dumps({"row": row, "status": status}), flush=True)
 
 
+def child_cmd(alloc, rows):
+    return [sys.executable, "-X", "faulthandler", os.path.abspath(__file__), "--child", alloc, "--rows", json.dumps(rows)]
+
+
+def backtrace(alloc, rows, timeout):
+    """The crash again under gdb (when present): every thread's native stack."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return "gdb not found: no native backtrace (the Python stack from faulthandler is in the log)"
+    cmd = [gdb, "-batch", "-nx", "-iex", "set debuginfod enabled off", "-ex", "set pagination off", "-ex", "run",
+           "-ex", "info registers rip", "-ex", "bt 60", "-ex", "thread apply all bt 25", "--args"] + child_cmd(alloc, rows)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        return p.stdout[-60000:] + "\n--- stderr ---\n" + p.stderr[-20000:]
+    except subprocess.TimeoutExpired:
+        return f"gdb timed out after {timeout} s"
+
+
+def run_group(alloc, g, args, out, n):
+    t0 = time.time()
+    try:
+        p = subprocess.run(child_cmd(alloc, g), capture_output=True, text=True, timeout=args.timeout, cwd=ROOT)
+        text, err, rc = p.stdout, p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err, rc = f"timed out after {args.timeout} s", "timeout"
+    got = {}
+    for line in text.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line[7:])
+            got[r["row"]] = r["status"]
+    tag = f"{alloc}-{n:02d}"
+    with open(os.path.join(out, f"compat-{tag}.log"), "w") as f:
+        f.write(f"rows: {g}\nrc: {rc}\n" + text + "\n--- stderr ---\n" + err)
+    crashed = isinstance(rc, int) and rc < 0
+    if crashed and args.backtraces:
+        # The row that was running: the first without a result.
+        row = next(r for r in g if r not in got)
+        with open(os.path.join(out, f"crash-{tag}.txt"), "w") as f:
+            f.write(f"rows: {g}\nrc: {rc}\n" + backtrace(alloc, [row], 90))
+    status = {}
+    lines = (err or "").strip().splitlines()
+    if crashed:  # what and where: Python's fault line, the last step a row printed
+        fatal = [ln for ln in lines if ln.startswith("Fatal Python error")][-1:]
+        steps = [ln for ln in lines if ln.startswith("STEP")][-1:]
+        lines = [" after ".join(fatal + steps)] if fatal or steps else lines
+    last = lines[-1:] or [""]
+    for row in g:
+        what = f"signal {-rc}" if crashed else f"rc {rc}"
+        status[row] = got.get(row, f"raises (process ended, {what}: {last[0][:160]})")
+    print(f"[{alloc}] {', '.join(g)[:60]}: {time.time() - t0:.0f} s", flush=True)
+    return status
+
+
 def parent(args):
     out = os.environ.get("OUT", "gpu-out")
     os.makedirs(out, exist_ok=True)
     rows = [r for r in ROWS if not args.only or any(o.lower() in r.lower() for o in args.only.split(","))]
-    groups = [[r for r in rows if r in BASIC]] + [[r] for r in rows if r not in BASIC]
-    groups = [g for g in groups if g]
-    results = {}
-    for alloc in args.allocators.split(","):
-        for g in groups:
-            t0 = time.time()
-            cmd = [sys.executable, os.path.abspath(__file__), "--child", alloc, "--rows", json.dumps(g)]
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=ROOT)
-                text, err, rc = p.stdout, p.stderr, p.returncode
-            except subprocess.TimeoutExpired as e:
-                text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-                err, rc = f"timed out after {args.timeout} s", "timeout"
-            got = {}
-            for line in text.splitlines():
-                if line.startswith("RESULT "):
-                    r = json.loads(line[7:])
-                    got[r["row"]] = r["status"]
-            for row in g:
-                last = (err or "").strip().splitlines()[-1:] or [""]
-                results.setdefault(row, {})[alloc] = got.get(row, f"raises (process ended, rc {rc}: {last[0][:160]})")
-            with open(os.path.join(out, f"compat-{alloc}-{len(results)}.log"), "w") as f:
-                f.write(text + "\n--- stderr ---\n" + err)
-            print(f"[{alloc}] {', '.join(g)[:60]}: {time.time() - t0:.0f} s", flush=True)
+    rows = [r for r in rows if not args.skip or not any(o.lower() in r.lower() for o in args.skip.split(","))]
     allocs = args.allocators.split(",")
+    single = args.single.split(",") if args.single else []
+    results = {}
+    for alloc in allocs:
+        if alloc in single:
+            groups = [[r] for r in rows]
+        else:
+            groups = [[r for r in rows if r in BASIC]] + [[r] for r in rows if r not in BASIC]
+        for n, g in enumerate([g for g in groups if g]):
+            for row, st in run_group(alloc, g, args, out, n).items():
+                results.setdefault(row, {})[alloc] = st
+            with open(os.path.join(out, f"compat{args.tag}.json"), "w") as f:
+                json.dump(results, f, indent=1)
     names = {"native": "PyTorch native", "expandable": "PyTorch expandable", "expanse": "expanse"}
     md = ["| API | " + " | ".join(names.get(a, a) for a in allocs) + " |", "|---|" + "---|" * len(allocs)]
     for row in rows:
         md.append(f"| {row} | " + " | ".join(results[row].get(a, "").replace("|", "/") for a in allocs) + " |")
     table = "\n".join(md)
-    with open(os.path.join(out, "compat.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    with open(os.path.join(out, "compat.md"), "w") as f:
+    with open(os.path.join(out, f"compat{args.tag}.md"), "w") as f:
         f.write(table + "\n")
     print(table)
 
@@ -388,6 +508,10 @@ def main():
     ap.add_argument("--rows")
     ap.add_argument("--only", default="")
     ap.add_argument("--allocators", default="native,expandable,expanse")
+    ap.add_argument("--skip", default="", help="rows to leave out (substrings, comma-separated)")
+    ap.add_argument("--single", default="", help="allocators whose rows each run in a process of their own")
+    ap.add_argument("--tag", default="", help="suffix of compat.json / compat.md")
+    ap.add_argument("--backtraces", action="store_true", help="rerun a crashed row under gdb for native stacks")
     ap.add_argument("--timeout", type=int, default=300)
     args = ap.parse_args()
     if args.child:

@@ -10,10 +10,13 @@ step prints the largest relative loss difference; done when <= 1e-3.
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import sys
 import time
+
+faulthandler.enable()
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["native", "expanse"])
@@ -25,7 +28,11 @@ ap.add_argument("--compare", nargs=2)
 args = ap.parse_args()
 
 if args.compare:
-    a, b = (json.load(open(p)) for p in args.compare)
+    try:
+        a, b = (json.load(open(p)) for p in args.compare)
+    except (OSError, ValueError) as e:
+        print(f"no comparison: {e}")
+        sys.exit(1)
     la, lb = a["losses"], b["losses"]
     n = min(len(la), len(lb))
     rel = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(la[:n], lb[:n]))
@@ -43,10 +50,14 @@ for p in [os.path.join(root, ".device-bin", "libexpanse.so"), os.path.join(root,
         break
 import torch  # noqa: E402
 
+notes = []
 if args.mode == "expanse":
+    import expanse_compat
     import expanse_torch
 
     print("expanse mode:", expanse_torch.install(), flush=True)
+    notes = expanse_compat.notes()
+    print("expanse notes:", notes, flush=True)
 
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
@@ -85,6 +96,7 @@ res = {
     "seconds": round(time.time() - t0, 2),
     "peak_reserved": torch.cuda.max_memory_reserved(),
     "peak_allocated": torch.cuda.max_memory_allocated(),
+    "notes": notes,
 }
 json.dump(res, open(args.out, "w"))
 print(json.dumps({k: v for k, v in res.items() if k != "losses"}))

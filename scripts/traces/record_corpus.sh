@@ -4,6 +4,7 @@
 # new trace through PyTorch's three allocators (one fresh process per
 # trace and mode) into $OUT/corpus/torch.jsonl.
 #   scripts/traces/record_corpus.sh record [WORKLOAD...]
+#   scripts/traces/record_corpus.sh dist [WORKLOAD...]   (two GPUs: rank 0's trace)
 #   scripts/traces/record_corpus.sh replay TRACE...
 set -uo pipefail
 OUT=${OUT:-gpu-out}
@@ -19,6 +20,14 @@ record)
   [ ${#names[@]} -gt 0 ] || mapfile -t names < <(python3 "$here/record.py" --list | cut -f1)
   printf '%s\n' "${names[@]}" | xargs -P "${JOBS:-3}" -I{} sh -c \
     "timeout ${LIMIT:-420} python3 '$here/record.py' {} '$OUT/corpus' > '$OUT/corpus/{}.log' 2>&1; tail -1 '$OUT/corpus/{}.log'"
+  ;;
+dist)
+  names=("$@")
+  [ ${#names[@]} -gt 0 ] || mapfile -t names < <(python3 "$here/record_dist.py" --list | cut -f1)
+  for n in "${names[@]}"; do
+    timeout "${LIMIT:-420}" torchrun --standalone --nproc_per_node 2 "$here/record_dist.py" "$n" "$OUT/corpus" > "$OUT/corpus/$n.log" 2>&1
+    tail -1 "$OUT/corpus/$n.log"
+  done
   ;;
 replay)
   for t in "$@"; do

@@ -229,12 +229,15 @@ impl StreamSet {
 pub struct Arena {
     slots: Vec<Option<Block>>,
     free: Vec<BlockId>,
+    /// Counts every insert, removal and mutable access.
+    generation: u64,
 }
 
 impl Arena {
     /// Store a block and return its id.
     #[inline]
     pub fn insert(&mut self, b: Block) -> BlockId {
+        self.generation = self.generation.wrapping_add(1);
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = Some(b);
             id
@@ -246,6 +249,7 @@ impl Arena {
 
     /// Remove a block.
     pub fn remove(&mut self, id: BlockId) -> Block {
+        self.generation = self.generation.wrapping_add(1);
         let b = self.slots[id as usize].take().expect("removing a live block");
         self.free.push(id);
         b
@@ -254,6 +258,7 @@ impl Arena {
     /// Remove a block, dropping it where it lies (no copy out).
     #[inline]
     pub fn discard(&mut self, id: BlockId) {
+        self.generation = self.generation.wrapping_add(1);
         let slot = &mut self.slots[id as usize];
         assert!(slot.is_some(), "discarding a live block");
         *slot = None;
@@ -269,12 +274,19 @@ impl Arena {
     /// The block `id` (which must be live).
     #[inline(always)]
     pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
+        self.generation = self.generation.wrapping_add(1);
         self.slots[id as usize].as_mut().expect("live block")
     }
 
     /// All live blocks.
     pub fn iter(&self) -> impl Iterator<Item = (BlockId, &Block)> {
         self.slots.iter().enumerate().filter_map(|(i, b)| b.as_ref().map(|b| (i as BlockId, b)))
+    }
+
+    /// Changes whenever a block is inserted, removed or borrowed mutably:
+    /// equal generations mean no block changed in between.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Number of live blocks.
@@ -323,5 +335,31 @@ mod tests {
         assert!(t.includes(&s) && s.includes(&t));
         s.clear();
         assert!(s.is_empty() && s.all_are(StreamId(9)));
+    }
+
+    /// The generation moves on every insert, removal and mutable borrow,
+    /// and stays on reads (the out-of-memory path's memory of a fruitless
+    /// search relies on it).
+    #[test]
+    fn arena_generation_moves_on_every_change() {
+        let mut arena = Arena::default();
+        let block = || Block::new(1 << 21, 1 << 21, StreamId(0), PoolKind::Large, SegmentRef::Classic);
+        let mut seen = vec![arena.generation()];
+        let a = arena.insert(block());
+        seen.push(arena.generation());
+        let b = arena.insert(block());
+        seen.push(arena.generation());
+        arena.get_mut(a).requested = 1;
+        seen.push(arena.generation());
+        let _ = arena.get(a).size + arena.get(b).size + arena.len() as u64;
+        assert_eq!(arena.generation(), *seen.last().unwrap(), "reads change nothing");
+        arena.remove(a);
+        seen.push(arena.generation());
+        arena.discard(b);
+        seen.push(arena.generation());
+        let mut distinct = seen.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), seen.len(), "{seen:?}");
     }
 }

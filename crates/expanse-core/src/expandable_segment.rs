@@ -258,6 +258,16 @@ impl ExpandableSegment {
         self.pages.range(off..end).filter(|(&o, p)| o + p.size <= end).map(|(&o, p)| (self.base + o, p.size)).collect()
     }
 
+    /// Whether any page lies wholly inside `[addr, addr + size)`: whether
+    /// [`Self::pages_within`] is non-empty, without listing them.
+    pub fn has_pages_within(&self, addr: u64, size: u64) -> bool {
+        let Ok(off) = self.offset("pages_within", addr) else {
+            return false;
+        };
+        let end = off + size;
+        self.pages.range(off..end).any(|(&o, p)| o + p.size <= end)
+    }
+
     /// Map `[addr, addr + size)`, rounded outward to the unit. `addr` must
     /// be unit-aligned and nothing in the rounded range may be mapped.
     ///

@@ -196,3 +196,32 @@ fn variable_pages_use_supply_first_then_grow() {
     s.release_all(&d, &mut ops).unwrap();
     assert!(d.violations().is_empty() && d.leaks().is_empty());
 }
+
+/// `has_pages_within` answers whether `pages_within` lists anything,
+/// without listing: pages of 8, 40, 40 and 20 MiB with the 40 MiB one at
+/// 8 MiB unmapped, every range on a 2 MiB grid (and hand-picked ones).
+#[test]
+fn has_pages_within_agrees_with_pages_within() {
+    let d = dev();
+    let mut ops = PageOps::default();
+    let mut s = segment(&d, 2 * MIB, &[]);
+    let b = s.base();
+    let end = b + s.size();
+    s.map(&d, b, 3 * MIB, Placement::variable(end, 8 * MIB, 40 * MIB), &mut no_supply(), &mut ops).unwrap();
+    s.map(&d, b + 8 * MIB, 100 * MIB, Placement::variable(end, 8 * MIB, 40 * MIB), &mut no_supply(), &mut ops).unwrap();
+    let (_, pages) = s.unmap(&d, b + 8 * MIB, 40 * MIB, &mut ops).unwrap();
+    // Pages now at [0, 8), [48, 88) and [88, 108) MiB.
+    assert!(s.has_pages_within(b, 8 * MIB));
+    assert!(!s.has_pages_within(b + 2 * MIB, 80 * MIB), "[2, 82) holds no whole page");
+    assert!(s.has_pages_within(b + 2 * MIB, 86 * MIB), "[2, 88) holds [48, 88)");
+    assert!(!s.has_pages_within(b + 8 * MIB, 40 * MIB), "the unmapped hole");
+    assert!(!s.has_pages_within(b - 2 * MIB, 4 * MIB), "outside the segment");
+    for start in (0..120).step_by(2) {
+        for len in (2..120).step_by(2) {
+            let (a, n) = (b + start * MIB, len * MIB);
+            assert_eq!(s.has_pages_within(a, n), !s.pages_within(a, n).is_empty(), "[{start}, {}) MiB", start + len);
+        }
+    }
+    release_pages(&d, pages, &mut ops).unwrap();
+    s.release_all(&d, &mut ops).unwrap();
+}

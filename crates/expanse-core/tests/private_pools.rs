@@ -214,3 +214,50 @@ fn a_released_pool_with_live_blocks_is_revived_by_its_next_begin() {
     a.empty_cache().unwrap();
     assert_eq!(a.reserved_bytes(), 0);
 }
+
+/// A block used on another stream and freed during a capture: no event is
+/// recorded while the capture is under way (it would be captured into the
+/// graph and could never be queried), nobody is handed the block then, and
+/// after the capture its event is recorded and the block is reused only
+/// once that event completed. PyTorch's rule
+/// (`needs_events_deferred_until_no_capture`), checked on the strict mock.
+#[test]
+fn events_of_blocks_freed_during_a_capture_wait_for_its_end() {
+    use expanse_mock::{Call, MockDevice};
+    const S2: StreamId = StreamId(2);
+    for conf in MODES {
+        let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
+        let mut a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse(conf).unwrap());
+        mock.hold_events(true);
+        let b = a.malloc(4 * MIB, S0).unwrap();
+        a.record_stream(b, S2).unwrap();
+        let recorded = mock.calls(Call::RecordEvent);
+        a.begin_allocate_to_pool(GRAPH, S1).unwrap();
+        a.free(b).unwrap();
+        ok(&a);
+        assert_eq!(mock.calls(Call::RecordEvent), recorded, "{conf}: an event was recorded during the capture");
+        assert_eq!(a.deferred_block_count(), 1, "{conf}");
+        // During the capture, S0 (not captured) allocates: not the block.
+        let during = a.malloc(4 * MIB, S0).unwrap();
+        assert_ne!(during, b, "{conf}: a block with S2's work pending was handed out during the capture");
+        ok(&a);
+        a.end_allocate_to_pool(GRAPH).unwrap();
+        // After it: the event is recorded, still pending, so no reuse yet.
+        let after = a.malloc(4 * MIB, S0).unwrap();
+        assert_eq!(mock.calls(Call::RecordEvent), recorded + 1, "{conf}: one event on S2 after the capture");
+        assert_eq!(a.deferred_block_count(), 0, "{conf}");
+        assert_ne!(after, b, "{conf}: reused before S2's event completed");
+        ok(&a);
+        mock.complete_events();
+        let last = a.malloc(4 * MIB, S0).unwrap();
+        assert_eq!(last, b, "{conf}: the block is cached once S2's event completed");
+        ok(&a);
+        for p in [during, after, last] {
+            a.free(p).unwrap();
+        }
+        a.release_pool(GRAPH).unwrap();
+        a.empty_cache().unwrap();
+        ok(&a);
+        assert!(mock.violations().is_empty(), "{conf}: {:?}", mock.violations());
+    }
+}

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use expanse_device::StreamId;
 
+use super::refusal::RefusedGrowth;
 use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
@@ -22,6 +23,30 @@ pub(super) enum Pressure {
     Normal,
     /// Creating pages failed for lack of device memory.
     AtLimit,
+}
+
+/// What one growth attempt did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Growth {
+    /// The block is mapped.
+    Mapped,
+    /// Nothing was mapped.
+    Failed,
+    /// Nothing was mapped: the device refused a request for all the
+    /// `missing` bytes, and no free page anywhere could have moved.
+    Refused { missing: u64 },
+}
+
+/// Whether a growth can succeed, as far as the free memory tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hope {
+    /// It may: try.
+    Some,
+    /// The free memory cannot cover it.
+    None,
+    /// The free memory cannot cover it and the device refused a request
+    /// for all the `missing` bytes.
+    Refused { missing: u64 },
 }
 
 impl DeviceAllocator {
@@ -90,24 +115,35 @@ impl DeviceAllocator {
         pool: PoolKind,
         size: u64,
     ) -> Result<Option<BlockId>, AllocError> {
+        if self.refused_again(stream, pool, size)? {
+            return Ok(None);
+        }
         let Some(mut candidate) = self.find_expandable_block(stream, pool, size)? else {
             return Ok(None);
         };
         // candidate: unmapped -> *, or free -> unmapped -> *
-        if !self.blocks.get(candidate).mapped {
-            let want = self.blocks.get(candidate).size.min(size);
-            if !self.map_block(candidate, want)? {
-                return Ok(None);
+        let mut first = true;
+        loop {
+            let b = self.blocks.get(candidate);
+            let (id, want) = if !b.mapped {
+                (candidate, b.size.min(size))
+            } else if b.size < size {
+                let next = b.next.expect("free block followed by unmapped space");
+                (next, (size - b.size).min(self.blocks.get(next).size))
+            } else {
+                break;
+            };
+            match self.map_block(id, want)? {
+                Growth::Mapped => candidate = id,
+                Growth::Refused { missing } if first => {
+                    // Nothing changed since the search: remembered.
+                    let stamp = self.stamp();
+                    self.refused.growth = Some(RefusedGrowth { stream, pool, size, missing, stamp });
+                    return Ok(None);
+                }
+                _ => return Ok(None),
             }
-        }
-        while self.blocks.get(candidate).size < size {
-            let remaining = size - self.blocks.get(candidate).size;
-            let next = self.blocks.get(candidate).next.expect("free block followed by unmapped space");
-            let want = remaining.min(self.blocks.get(next).size);
-            if !self.map_block(next, want)? {
-                return Ok(None);
-            }
-            candidate = next;
+            first = false;
         }
         self.remove_from_pool(candidate);
         Ok(Some(candidate))
@@ -177,17 +213,18 @@ impl DeviceAllocator {
     /// tries once more at the limit: moves are no longer bounded by the
     /// driver budget and new pages are of the device granularity, so a
     /// large page does not fail where the missing bytes would fit.
-    fn map_block(&mut self, id: BlockId, size: u64) -> Result<bool, AllocError> {
-        if self.map_block_under(id, size, Pressure::Normal)? {
-            return Ok(true);
+    ///
+    /// When the device refused all the missing bytes and no free page
+    /// anywhere could move, the try at the limit (the same bytes, nothing
+    /// more to move) would fail the same way and is not made.
+    fn map_block(&mut self, id: BlockId, size: u64) -> Result<Growth, AllocError> {
+        match self.map_block_under(id, size, Pressure::Normal)? {
+            Growth::Failed if self.policy.pages.adapts_at_limit() => self.map_block_under(id, size, Pressure::AtLimit),
+            other => Ok(other),
         }
-        if self.policy.pages.adapts_at_limit() {
-            return self.map_block_under(id, size, Pressure::AtLimit);
-        }
-        Ok(false)
     }
 
-    fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<bool, AllocError> {
+    fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<Growth, AllocError> {
         let b = self.blocks.get(id).clone();
         let SegmentRef::Expandable(slot) = b.segment else {
             return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
@@ -195,37 +232,47 @@ impl DeviceAllocator {
         let unit = self.page_unit(b.pool);
         let need = size.div_ceil(unit) * unit;
         let mut supply = self.take_free_pages(need, id, pressure)?;
-        // After moving: the pages' size depends on the driver time spent.
-        let cost = self.cost_state();
-        let g = self.device.granularity();
-        let placement = match pressure {
-            Pressure::Normal => {
-                let free = self.device.free_memory();
-                self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free)
-            }
-            Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
-        };
-        let device = Arc::clone(&self.device);
-        // At the limit, pages of the granularity are created one by one
-        // until the device refuses: when the moved pages and the device's
+        let free = self.device.free_memory();
+        // Pages are created one by one until the device refuses, and a
+        // refusal undoes them all: when the moved pages and the device's
         // free memory cannot cover the growth, that is certain, and the
         // creates and their undoing are skipped (the moved pages are
         // released below either way).
         let moved: u64 = supply.iter().map(|p| p.size).sum();
-        let hopeless = pressure == Pressure::AtLimit && moved.saturating_add(device.free_memory()) < need;
-        let seg = self.segments[slot].as_mut().expect("live segment");
-        let mapped = if hopeless {
-            Ok(SegmentRange { addr: b.addr, size: 0 })
-        } else {
-            seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
+        let hope = self.growth_is_hopeless(need, moved, free, pressure);
+        let refused = match hope {
+            Ok(Hope::Refused { missing }) => Some(missing),
+            _ => None,
         };
+        let mapped = match hope {
+            Ok(Hope::None | Hope::Refused { .. }) => Ok(SegmentRange { addr: b.addr, size: 0 }),
+            Ok(Hope::Some) => {
+                // After moving: the pages' size depends on the driver time spent.
+                let cost = self.cost_state();
+                let g = self.device.granularity();
+                let placement = match pressure {
+                    Pressure::Normal => self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free),
+                    Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
+                };
+                let device = Arc::clone(&self.device);
+                let seg = self.segments[slot].as_mut().expect("live segment");
+                seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
+                    .map_err(AllocError::from)
+            }
+            Err(e) => Err(e),
+        };
+        let device = Arc::clone(&self.device);
         // Pages taken for moving but not placed go back to the device.
         let released =
             release_pages_keeping(device.as_ref(), supply, &mut self.stats.pages, &mut self.unreleased_pages);
         let range = mapped?;
         if range.size == 0 {
             released?;
-            return Ok(false);
+            let nothing_moves = self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large);
+            return Ok(match refused {
+                Some(missing) if nothing_moves => Growth::Refused { missing },
+                _ => Growth::Failed,
+            });
         }
         debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
         self.remove_from_pool(id);
@@ -248,7 +295,28 @@ impl DeviceAllocator {
         // A page the driver failed to release is kept for teardown; the
         // mapping above stands and the blocks say so.
         released?;
-        Ok(true)
+        Ok(Growth::Mapped)
+    }
+
+    /// Whether a growth by `need` bytes, with `moved` bytes of moved pages
+    /// in hand and `free` bytes free on the device, certainly fails: the
+    /// pages to create (at least `need - moved` bytes) exceed the free
+    /// memory. Under normal pressure that is confirmed by one request to
+    /// the device for all the missing bytes, as a classic segment's growth
+    /// asks once for the whole segment: memory that another process freed
+    /// meanwhile is not missed. A page the device grants then goes straight
+    /// back, and the growth is tried as usual. At the limit, which follows
+    /// a normal try at once, the free memory alone decides.
+    fn growth_is_hopeless(&mut self, need: u64, moved: u64, free: u64, pressure: Pressure) -> Result<Hope, AllocError> {
+        if moved.saturating_add(free) >= need {
+            return Ok(Hope::Some);
+        }
+        if pressure == Pressure::AtLimit {
+            return Ok(Hope::None);
+        }
+        let g = self.device.granularity();
+        let missing = (need - moved).div_ceil(g).saturating_mul(g);
+        Ok(if self.refuses(missing)? { Hope::Refused { missing } } else { Hope::Some })
     }
 
     /// Raise `pool`'s high-water mark to its reserved bytes.

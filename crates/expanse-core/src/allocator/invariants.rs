@@ -3,7 +3,7 @@
 //! operation.
 
 use super::DeviceAllocator;
-use crate::block::{Block, BlockId};
+use crate::block::{Block, BlockId, PoolKind};
 use crate::pool::Pool;
 use crate::stats::PoolStats;
 
@@ -33,7 +33,18 @@ impl DeviceAllocator {
             self.check_pool_membership(id, b, &mut tally)?;
             self.check_segment(b, &mut tally)?;
         }
-        self.check_totals(&tally)
+        self.check_totals(&tally)?;
+        self.check_nothing_to_release()
+    }
+
+    /// A pool marked as having nothing to release has nothing to release.
+    fn check_nothing_to_release(&self) -> Result<(), String> {
+        for pool in [PoolKind::Small, PoolKind::Large] {
+            if self.nothing_to_release(pool) && self.has_work_to_release(pool) {
+                return Err(format!("{pool:?} pool marked as having nothing to release has cached memory to release"));
+            }
+        }
+        Ok(())
     }
 
     /// Size, neighbour links, and no free neighbours left unmerged.
@@ -65,7 +76,9 @@ impl DeviceAllocator {
         let pool = self.pool_of_block(b);
         let in_free = pool.free.contains(&Pool::free_key(id, b));
         let in_unmapped = pool.unmapped.contains(&Pool::unmapped_key(id, b));
-        let should_free = b.mapped && !b.allocated && b.event_count == 0;
+        // Not free either: a block waiting on events, or one freed during a
+        // capture whose events wait for its end (stream uses still listed).
+        let should_free = b.mapped && !b.allocated && b.event_count == 0 && b.stream_uses.is_empty();
         if in_free != should_free {
             return Err(format!("block {:#x}: in free set {in_free}, should be {should_free}", b.addr));
         }

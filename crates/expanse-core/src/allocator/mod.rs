@@ -15,6 +15,8 @@
 //!   garbage collection, teardown;
 //! - `invariants.rs`: `check_invariants`;
 //! - `oom.rs`: the out-of-memory report and its observers.
+//! - `refusal.rs`: a growth the free memory cannot cover asks the device
+//!   once; the out-of-memory path's fruitless searches, remembered.
 //!
 //! Everything here works on integer addresses and opaque ids; the only
 //! outside effect is calls on the [`Device`].
@@ -27,6 +29,7 @@ mod moving;
 mod oom;
 mod private_pools;
 mod recording;
+mod refusal;
 mod release;
 mod search;
 mod streams;
@@ -135,6 +138,8 @@ pub struct DeviceAllocator {
     private: private_pools::PrivatePools,
     /// The allocation history, when recorded (`recording.rs`).
     history: Option<Box<History>>,
+    /// The out-of-memory path's last fruitless searches (`refusal.rs`).
+    refused: refusal::Refusals,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -180,6 +185,7 @@ impl DeviceAllocator {
             private: private_pools::PrivatePools::default(),
             exhausted: None,
             history: None,
+            refused: refusal::Refusals::default(),
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -391,7 +397,7 @@ impl DeviceAllocator {
             self.stats.oversize_allocations.decrease(1);
         }
         if !self.blocks.get(id).stream_uses.is_empty() {
-            self.insert_events(id)?;
+            self.insert_events_unless_capturing(id)?;
         } else {
             self.free_block(id);
         }

@@ -47,6 +47,10 @@ impl DeviceAllocator {
         target: BlockId,
         pressure: Pressure,
     ) -> Result<Vec<Page>, AllocError> {
+        // A pool with nothing to release has no wholly free page to give.
+        if self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large) {
+            return Ok(Vec::new());
+        }
         // Moving is bounded by the driver-time budget: past it, segments grow
         // by new pages only, and the cost stays within `move_budget` times
         // what uniform pages would cost however long the program runs. At
@@ -125,8 +129,8 @@ impl DeviceAllocator {
                     continue;
                 }
                 let Some(seg) = self.segments[slot].as_ref() else { continue };
-                let pages = seg.pages_within(addr, size);
-                if !pages.is_empty() {
+                if seg.has_pages_within(addr, size) {
+                    let pages = seg.pages_within(addr, size);
                     let rank = DonorRank {
                         small_pool: b.pool == PoolKind::Small,
                         offset: addr - seg.base(),

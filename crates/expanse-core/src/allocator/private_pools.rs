@@ -23,7 +23,12 @@
 //! While any pool is being allocated to (a capture is under way), `malloc`
 //! does not poll stream events: querying events is not allowed during a
 //! stream capture. Events are polled again at the next `malloc` after the
-//! capture.
+//! capture. Nor does `free` record events then (PyTorch's
+//! `needs_events_deferred_until_no_capture`): an event recorded on a
+//! capturing stream becomes a node of the graph and can never be queried.
+//! A block freed during a capture that was used on other streams waits,
+//! handed to no one, until no capture is under way; its events are
+//! recorded then, at the next `malloc` or synchronization.
 
 use std::collections::HashMap;
 
@@ -61,6 +66,9 @@ pub(super) struct PrivatePools {
     /// Pools being allocated to (slot), with the stream routed to each
     /// (`None`: the caller names the pool at each `malloc_in_pool`).
     routes: Vec<(Option<StreamId>, u32)>,
+    /// Blocks freed during a capture with other streams' uses pending:
+    /// neither free nor waiting on events until the capture is over.
+    deferred: Vec<BlockId>,
 }
 
 impl PrivatePools {
@@ -176,6 +184,38 @@ impl DeviceAllocator {
         }
         self.drop_pool_if_empty(slot);
         Ok(())
+    }
+
+    /// Record the events of freed block `id` (used on other streams), or,
+    /// during a capture, keep it aside until no capture is under way.
+    pub(super) fn insert_events_unless_capturing(&mut self, id: BlockId) -> Result<(), AllocError> {
+        if self.private.capturing() {
+            self.private.deferred.push(id);
+            Ok(())
+        } else {
+            self.insert_events(id)
+        }
+    }
+
+    /// Once no capture is under way, record the events of the blocks freed
+    /// during one. A failure leaves the blocks not yet done for next time.
+    pub(super) fn insert_deferred_events(&mut self) -> Result<(), AllocError> {
+        if self.private.deferred.is_empty() || self.private.capturing() {
+            return Ok(());
+        }
+        let ids = std::mem::take(&mut self.private.deferred);
+        for (i, &id) in ids.iter().enumerate() {
+            if let Err(e) = self.insert_events(id) {
+                self.private.deferred.extend_from_slice(&ids[i + 1..]);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Blocks freed during a capture whose events wait for its end.
+    pub fn deferred_block_count(&self) -> usize {
+        self.private.deferred.len()
     }
 
     /// Private pools still holding memory (live, or released with blocks

@@ -36,21 +36,65 @@ impl DeviceAllocator {
     /// Free the cached blocks of `pool`: unsplit classic segments, and the
     /// wholly free pages of expandable ones.
     fn release_blocks(&mut self, pool: PoolKind) -> Result<(), AllocError> {
+        if self.nothing_to_release(pool) {
+            return Ok(());
+        }
         let free: Vec<BlockId> = self.pools[pool as usize].free.iter().map(|k| k.block).collect();
         let mut to_unmap = Vec::new();
+        let mut released = false;
         for id in free {
             let b = self.blocks.get(id);
             if b.is_expandable() {
                 to_unmap.push(id);
             } else if !b.is_split() {
+                released = true;
                 self.release_block(id)?;
             }
         }
+        let mut unmapped = false;
         for id in to_unmap {
+            if !self.has_work_to_unmap(id) {
+                continue;
+            }
+            unmapped = true;
             self.unmap_block(id)?;
             self.release_expandable_segment(id)?;
         }
+        if !released && !unmapped {
+            self.refused.nothing_to_release[pool as usize] = Some(self.stamp());
+        }
         Ok(())
+    }
+
+    /// Whether [`Self::release_blocks`] would do anything in `pool`: a free
+    /// unsplit classic segment, or a free expandable block with work to
+    /// unmap (checked against [`Self::nothing_to_release`] by
+    /// `check_invariants`).
+    pub(super) fn has_work_to_release(&self, pool: PoolKind) -> bool {
+        self.pools[pool as usize].free.iter().any(|k| {
+            let b = self.blocks.get(k.block);
+            if b.is_expandable() {
+                self.has_work_to_unmap(k.block)
+            } else {
+                !b.is_split()
+            }
+        })
+    }
+
+    /// Whether unmapping free expandable block `id` would do anything: it
+    /// holds a wholly free page, or another stream used it last (unmapping
+    /// synchronizes that stream first). A block with neither stays as it is
+    /// (it is mapped, so its segment stays too); the out-of-memory path
+    /// empties the cache on every failure and skips such blocks cheaply.
+    fn has_work_to_unmap(&self, id: BlockId) -> bool {
+        let b = self.blocks.get(id);
+        let SegmentRef::Expandable(slot) = b.segment else {
+            return true;
+        };
+        let Some(seg) = self.segments[slot].as_ref() else {
+            return true;
+        };
+        !b.last_use.all_are(b.stream) || seg.has_pages_within(b.addr, b.size)
     }
 
     /// The release threshold's rule ([`ReleasePolicy::threshold`]): while

@@ -51,6 +51,12 @@ impl DeviceAllocator {
         if !self.policy.lending.lends() {
             return false;
         }
+        // The same request found nothing in this very state (`refusal.rs`).
+        if self.refused.lend.is_some_and(|(s, pool, size, stamp)| {
+            (s, pool, size) == (p.stream, p.pool, p.size) && self.is_current(&stamp)
+        }) {
+            return false;
+        }
         let blocks = &self.blocks;
         let pool = &mut self.pools[p.pool as usize];
         let mut best: Option<FreeKey> = None;
@@ -61,7 +67,10 @@ impl DeviceAllocator {
                 best = Some(k);
             }
         }
-        let Some(k) = best else { return false };
+        let Some(k) = best else {
+            self.refused.lend = Some((p.stream, p.pool, p.size, self.stamp()));
+            return false;
+        };
         pool.free.remove(&k);
         p.block = Some(k.block);
         self.record(Action::Lend, k.addr, k.size, p.stream);
@@ -109,6 +118,7 @@ impl DeviceAllocator {
 
     /// Free blocks whose stream events completed (lazily, at each malloc).
     pub(super) fn process_events(&mut self) -> Result<(), AllocError> {
+        self.insert_deferred_events()?;
         if self.events.is_empty() {
             return Ok(());
         }
@@ -142,7 +152,11 @@ impl DeviceAllocator {
 
     /// Wait for the whole device, then complete every pending event.
     pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
+        self.insert_deferred_events()?;
         self.device.synchronize()?;
+        if self.events.is_empty() {
+            return Ok(());
+        }
         let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
         let mut first_error = Ok(());
         for PendingEvent { event: e, block: id } in all {
