@@ -6,7 +6,10 @@ floor), in ONE process on one H200, on the sequences of `expanse bench`.
 Run on the device machine from the repository root, with
 .device-bin/libexpanse.so built from this tree:
 
-    python3 scripts/gpu/bench_alloc.py [--quick]
+    python3 scripts/gpu/bench_alloc.py [--quick] [--baseline-lib OLD/libexpanse.so]
+
+(--baseline-lib also measures another build of the library in the same
+process, e.g. one from before a speed change, and prints the speed-ups.)
 
 Builds scripts/gpu/bench_alloc.cpp with torch.utils.cpp_extension, prints
 a table and the ratios, and writes bench_alloc.json under $OUT (or
@@ -33,6 +36,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     ap.add_argument("--lib", default=os.path.join(ROOT, ".device-bin", "libexpanse.so"))
+    ap.add_argument("--baseline-lib", help="another libexpanse.so (e.g. built from an older commit), measured "
+                    "the same way in the same process as 'expanse baseline', for a before/after comparison")
     args = ap.parse_args()
     pairs, steps, tsteps = (20_000, 20_000, 5_000) if args.quick else (200_000, 200_000, 40_000)
     os.environ.setdefault("EXPANSE_BACKEND", "cuda")
@@ -49,11 +54,14 @@ def main():
     counts = [1, 2, 4, 8]
     res = {}
 
-    def run(label, kind):
+    def run(label, kind, lib=args.lib):
         print(f"== {label}", file=sys.stderr, flush=True)
-        res[label] = ext.run(kind, args.lib, pairs, steps, tsteps, counts)
+        res[label] = ext.run(kind, lib, pairs, steps, tsteps, counts)
 
     run("expanse", "expanse")
+    if args.baseline_lib:
+        # dlopen'ed RTLD_LOCAL: a second, independent allocator.
+        run("expanse baseline", "expanse", args.baseline_lib)
     torch.cuda.memory._set_allocator_settings("expandable_segments:False")
     run("pytorch native", "torch")
     torch.cuda.empty_cache()
@@ -89,6 +97,13 @@ def report(res, counts):
         "mixed_speedup_vs_expandable": x["mixed_ns"] / e["mixed_ns"],
         "threads8_own_over_1": e["threads"]["8"][0] / e["threads"]["1"][0],
     }
+    if "expanse baseline" in res:
+        b = res["expanse baseline"]
+        checks.update({
+            f"pair_{s}_speedup_vs_baseline": b["pair_ns"][s] / e["pair_ns"][s] for s in SIZES
+        })
+        checks["mixed_speedup_vs_baseline"] = b["mixed_ns"] / e["mixed_ns"]
+        checks["threads8_own_vs_baseline"] = e["threads"]["8"][0] / b["threads"]["8"][0]
     print("\nexpanse against the issue's targets (hot pair <= 80 ns, mixed <= 250 ns, >= 8x / 4x PyTorch"
           " expandable, 8 threads on 8 streams >= 3x one thread):")
     for k, v in checks.items():

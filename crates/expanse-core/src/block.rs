@@ -32,8 +32,9 @@ pub enum SegmentRef {
     Expandable(usize),
 }
 
-/// One block.
+/// One block: two cache lines (`align(64)`, 128 bytes).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct Block {
     /// Start address.
     pub addr: u64,
@@ -58,7 +59,7 @@ pub struct Block {
     /// Outstanding stream events before the block may be reused.
     pub event_count: u32,
     /// Other streams the block was used on (`record_stream`).
-    pub stream_uses: Vec<StreamId>,
+    pub stream_uses: StreamList,
     /// Pool's free-block-search count when the block was cached (for GC age).
     pub gc_base: u64,
     /// Streams whose queued work may still touch this memory (the streams
@@ -85,7 +86,7 @@ impl Block {
             next: None,
             segment,
             event_count: 0,
-            stream_uses: Vec::new(),
+            stream_uses: StreamList::default(),
             gc_base: 0,
             last_use: StreamSet::default(),
             private: 0,
@@ -93,11 +94,13 @@ impl Block {
     }
 
     /// Whether the block is part of a split segment.
+    #[inline]
     pub fn is_split(&self) -> bool {
         self.prev.is_some() || self.next.is_some()
     }
 
     /// Whether the block lives in an expandable segment.
+    #[inline]
     pub fn is_expandable(&self) -> bool {
         matches!(self.segment, SegmentRef::Expandable(_))
     }
@@ -113,13 +116,49 @@ impl Block {
     }
 }
 
+/// A list of streams, most often empty: one word in the block (a vector
+/// on the heap once a stream is added), so that blocks stay small.
+#[derive(Clone, Debug, Default)]
+#[allow(clippy::box_collection, reason = "one pointer in the block, not a vector's three words")]
+pub struct StreamList(Option<Box<Vec<StreamId>>>);
+
+impl StreamList {
+    /// Add `s` at the end.
+    pub fn push(&mut self, s: StreamId) {
+        self.0.get_or_insert_with(Box::default).push(s);
+    }
+
+    /// Remove every stream (the heap vector is kept for reuse).
+    pub fn clear(&mut self) {
+        if let Some(v) = self.0.as_mut() {
+            v.clear();
+        }
+    }
+}
+
+impl std::ops::Deref for StreamList {
+    type Target = [StreamId];
+
+    fn deref(&self) -> &[StreamId] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl PartialEq for StreamList {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for StreamList {}
+
 /// A small set of streams: two inline (the common case), more on the heap.
 /// Copying one with at most two streams never allocates.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamSet {
     inline: [StreamId; 2],
     len: u8,
-    more: Vec<StreamId>,
+    more: StreamList,
 }
 
 impl StreamSet {
@@ -129,16 +168,19 @@ impl StreamSet {
     }
 
     /// Whether `s` is in the set.
+    #[inline]
     pub fn contains(&self, s: StreamId) -> bool {
         self.inline[..usize::from(self.len)].contains(&s) || self.more.contains(&s)
     }
 
     /// Whether every stream in the set is `s` (true when empty).
+    #[inline]
     pub fn all_are(&self, s: StreamId) -> bool {
         self.more.is_empty() && self.inline[..usize::from(self.len)].iter().all(|&x| x == s)
     }
 
     /// Add `s` if absent.
+    #[inline]
     pub fn insert(&mut self, s: StreamId) {
         if self.contains(s) {
             return;
@@ -152,16 +194,25 @@ impl StreamSet {
     }
 
     /// Add every stream of `other`.
+    #[inline]
     pub fn extend(&mut self, other: &StreamSet) {
         for &s in &other.inline[..usize::from(other.len)] {
             self.insert(s);
         }
-        for &s in &other.more {
+        for &s in other.more.iter() {
             self.insert(s);
         }
     }
 
+    /// Whether every stream of `other` is in the set.
+    #[inline]
+    pub fn includes(&self, other: &StreamSet) -> bool {
+        other.inline[..usize::from(other.len)].iter().all(|&s| self.contains(s))
+            && other.more.iter().all(|&s| self.contains(s))
+    }
+
     /// Remove every stream.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
         self.more.clear();
@@ -184,6 +235,7 @@ pub struct Arena {
 
 impl Arena {
     /// Store a block and return its id.
+    #[inline]
     pub fn insert(&mut self, b: Block) -> BlockId {
         self.generation = self.generation.wrapping_add(1);
         if let Some(id) = self.free.pop() {
@@ -204,6 +256,7 @@ impl Arena {
     }
 
     /// Remove a block, dropping it where it lies (no copy out).
+    #[inline]
     pub fn discard(&mut self, id: BlockId) {
         self.generation = self.generation.wrapping_add(1);
         let slot = &mut self.slots[id as usize];
@@ -213,11 +266,13 @@ impl Arena {
     }
 
     /// The block `id` (which must be live).
+    #[inline(always)]
     pub fn get(&self, id: BlockId) -> &Block {
         self.slots[id as usize].as_ref().expect("live block")
     }
 
     /// The block `id` (which must be live).
+    #[inline(always)]
     pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
         self.generation = self.generation.wrapping_add(1);
         self.slots[id as usize].as_mut().expect("live block")
@@ -243,6 +298,44 @@ impl Arena {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_is_two_cache_lines() {
+        // Adding a field past this makes every block touch a third line on
+        // the hot path: keep rare data out of line, as `StreamList` does.
+        assert_eq!(std::mem::size_of::<Block>(), 128);
+        assert_eq!(std::mem::align_of::<Block>(), 64);
+        assert_eq!(std::mem::size_of::<Option<Block>>(), 128);
+    }
+
+    #[test]
+    fn stream_lists_and_sets_behave_like_vectors() {
+        let mut l = StreamList::default();
+        assert!(l.is_empty() && l.iter().next().is_none());
+        l.push(StreamId(3));
+        l.push(StreamId(5));
+        assert_eq!(&l[..], &[StreamId(3), StreamId(5)]);
+        assert!(l.contains(&StreamId(5)) && !l.contains(&StreamId(4)));
+        let taken = std::mem::take(&mut l);
+        assert!(l.is_empty() && taken.len() == 2);
+        let mut cleared = taken.clone();
+        cleared.clear();
+        // An emptied list equals one that never held a stream.
+        assert_eq!(cleared, StreamList::default());
+
+        let mut s = StreamSet::default();
+        for id in [1, 2, 3, 2, 4] {
+            s.insert(StreamId(id));
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), [1, 2, 3, 4].map(StreamId));
+        let mut t = StreamSet::default();
+        t.insert(StreamId(4));
+        assert!(s.includes(&t) && !t.includes(&s));
+        t.extend(&s);
+        assert!(t.includes(&s) && s.includes(&t));
+        s.clear();
+        assert!(s.is_empty() && s.all_are(StreamId(9)));
+    }
 
     /// The generation moves on every insert, removal and mutable borrow,
     /// and stays on reads (the out-of-memory path's memory of a fruitless

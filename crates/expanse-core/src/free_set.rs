@@ -36,6 +36,28 @@ fn bin_of(size: u64) -> usize {
     (SUBS + u64::from(log - SUB_BITS) * SUBS + sub) as usize
 }
 
+/// A key's order among the keys of one stream (they share the stream):
+/// size, then address. Two keys of one set never share an address, so this
+/// is [`FreeKey`]'s order; the block breaks ties all the same.
+fn rank(k: &FreeKey) -> u128 {
+    (u128::from(k.size) << 64) | u128::from(k.addr)
+}
+
+/// Position of `k` in `keys` (sorted), as `binary_search` gives it.
+fn search(keys: &[FreeKey], k: &FreeKey) -> Result<usize, usize> {
+    let r = rank(k);
+    keys.binary_search_by(|x| rank(x).cmp(&r).then(x.block.cmp(&k.block)))
+}
+
+/// Where a key sits in a [`FreeSet`]: its stream, bin and index there.
+/// Valid until the set changes; every use checks it still holds the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    stream: u32,
+    bin: u32,
+    index: u32,
+}
+
 /// The free keys of one stream.
 #[derive(Debug)]
 struct StreamBins {
@@ -71,11 +93,13 @@ impl StreamBins {
         Some(w * 64 + self.bitmap[w].trailing_zeros() as usize)
     }
 
+    #[inline]
     fn mark(&mut self, b: usize) {
         self.bitmap[b / 64] |= 1 << (b % 64);
         self.summary |= 1 << (b / 64);
     }
 
+    #[inline]
     fn unmark(&mut self, b: usize) {
         self.bitmap[b / 64] &= !(1 << (b % 64));
         if self.bitmap[b / 64] == 0 {
@@ -87,7 +111,8 @@ impl StreamBins {
     fn lower_bound(&self, size: u64) -> Option<(usize, usize)> {
         let b = bin_of(size);
         let keys = &self.bins[b];
-        let i = keys.partition_point(|k| k.size < size);
+        let i =
+            if keys.len() == 1 { usize::from(keys[0].size < size) } else { keys.partition_point(|k| k.size < size) };
         if i < keys.len() {
             return Some((b, i));
         }
@@ -104,6 +129,7 @@ pub struct FreeSet {
 }
 
 impl FreeSet {
+    #[inline]
     fn stream_index(&self, stream: StreamId) -> Result<usize, usize> {
         self.streams.binary_search_by(|s| s.stream.cmp(&stream))
     }
@@ -117,10 +143,15 @@ impl FreeSet {
                 i
             }
         };
+        self.insert_in(si, k)
+    }
+
+    /// Add `k` to the bins of stream `si` (which is `k`'s stream).
+    fn insert_in(&mut self, si: usize, k: FreeKey) -> bool {
         let s = &mut self.streams[si];
         let b = bin_of(k.size);
         let keys = &mut s.bins[b];
-        match keys.binary_search(&k) {
+        match search(keys, &k) {
             Ok(_) => false,
             Err(i) => {
                 // Appending (the common case: few keys a bin) skips the shift.
@@ -136,13 +167,30 @@ impl FreeSet {
         }
     }
 
-    /// Remove `k`; returns whether it was there.
-    pub fn remove(&mut self, k: &FreeKey) -> bool {
-        let Ok(si) = self.stream_index(k.stream) else { return false };
-        let s = &mut self.streams[si];
+    /// Where `k` is, if it is in the set.
+    #[inline]
+    fn find(&self, k: &FreeKey) -> Option<Loc> {
+        let si = self.stream_index(k.stream).ok()?;
         let b = bin_of(k.size);
+        let i = search(&self.streams[si].bins[b], k).ok()?;
+        Some(Loc { stream: si as u32, bin: b as u32, index: i as u32 })
+    }
+
+    /// `at` if it holds `k`, else where `k` is.
+    #[inline]
+    fn find_hinted(&self, k: &FreeKey, at: Option<Loc>) -> Option<Loc> {
+        let holds = |l: Loc| {
+            self.streams.get(l.stream as usize).and_then(|s| s.bins[l.bin as usize].get(l.index as usize)) == Some(k)
+        };
+        at.filter(|&l| holds(l)).or_else(|| self.find(k))
+    }
+
+    /// Remove the key at `at` (which holds one).
+    #[inline]
+    fn remove_loc(&mut self, at: Loc) {
+        let s = &mut self.streams[at.stream as usize];
+        let (b, i) = (at.bin as usize, at.index as usize);
         let keys = &mut s.bins[b];
-        let Ok(i) = keys.binary_search(k) else { return false };
         if i + 1 == keys.len() {
             keys.pop();
         } else {
@@ -152,12 +200,56 @@ impl FreeSet {
             s.unmark(b);
         }
         self.len -= 1;
+    }
+
+    /// Remove `k`; returns whether it was there.
+    pub fn remove(&mut self, k: &FreeKey) -> bool {
+        self.remove_at(k, None)
+    }
+
+    /// Remove `k`, found at `at` by [`Keys::loc`] if the set did not
+    /// change since (looked up otherwise); returns whether it was there.
+    pub fn remove_at(&mut self, k: &FreeKey, at: Option<Loc>) -> bool {
+        match self.find_hinted(k, at) {
+            Some(l) => {
+                self.remove_loc(l);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remove `old` (found at `at`, as for [`Self::remove_at`]) and add
+    /// `new`, as `remove` then `insert` would; in place when `new` sorts
+    /// into `old`'s position. Returns whether `old` was there.
+    pub fn replace(&mut self, old: &FreeKey, at: Option<Loc>, new: FreeKey) -> bool {
+        let Some(l) = self.find_hinted(old, at) else {
+            self.insert(new);
+            return false;
+        };
+        if old.stream != new.stream {
+            self.remove_loc(l);
+            self.insert(new);
+            return true;
+        }
+        let keys = &mut self.streams[l.stream as usize].bins[l.bin as usize];
+        let i = l.index as usize;
+        let r = rank(&new);
+        if bin_of(new.size) == l.bin as usize
+            && (i == 0 || rank(&keys[i - 1]) < r)
+            && keys.get(i + 1).is_none_or(|n| r < rank(n))
+        {
+            keys[i] = new;
+        } else {
+            self.remove_loc(l);
+            self.insert_in(l.stream as usize, new);
+        }
         true
     }
 
     /// Whether `k` is in the set.
     pub fn contains(&self, k: &FreeKey) -> bool {
-        self.stream_index(k.stream).is_ok_and(|si| self.streams[si].bins[bin_of(k.size)].binary_search(k).is_ok())
+        self.find(k).is_some()
     }
 
     /// Number of keys.
@@ -167,11 +259,12 @@ impl FreeSet {
 
     /// The keys of `stream` with at least `size` bytes, smallest first.
     pub fn at_least(&self, stream: StreamId, size: u64) -> Keys<'_> {
-        let pos = self.stream_index(stream).ok().and_then(|si| {
+        let si = self.stream_index(stream).ok();
+        let pos = si.and_then(|si| {
             let s = &self.streams[si];
             s.lower_bound(size).map(|p| (s, p))
         });
-        Keys { pos }
+        Keys { pos, stream: si.unwrap_or(0), last: None }
     }
 
     /// The keys of `stream` with fewer than `size` bytes, largest first.
@@ -192,20 +285,38 @@ impl FreeSet {
 
     /// Every key, in order.
     pub fn iter(&self) -> impl Iterator<Item = &FreeKey> + '_ {
-        self.streams.iter().flat_map(|s| Keys { pos: s.lower_bound(0).map(|p| (s, p)) })
+        self.streams.iter().enumerate().flat_map(|(i, s)| Keys {
+            pos: s.lower_bound(0).map(|p| (s, p)),
+            stream: i,
+            last: None,
+        })
     }
 }
 
 /// Keys of one stream from a position on, in order.
 pub struct Keys<'a> {
     pos: Option<(&'a StreamBins, (usize, usize))>,
+    /// The stream's index in the set.
+    stream: usize,
+    /// Where the key last returned is.
+    last: Option<Loc>,
+}
+
+impl Keys<'_> {
+    /// Where the key last returned is (for [`FreeSet::remove_at`] and
+    /// [`FreeSet::replace`]).
+    pub fn loc(&self) -> Option<Loc> {
+        self.last
+    }
 }
 
 impl<'a> Iterator for Keys<'a> {
     type Item = &'a FreeKey;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a FreeKey> {
         let (s, (b, i)) = self.pos?;
+        self.last = Some(Loc { stream: self.stream as u32, bin: b as u32, index: i as u32 });
         let k = &s.bins[b][i];
         self.pos = if i + 1 < s.bins[b].len() { Some((s, (b, i + 1))) } else { s.next_bin(b + 1).map(|n| (s, (n, 0))) };
         Some(k)
@@ -254,11 +365,38 @@ mod tests {
             let r = x >> 33;
             let size = (1 + (r % 7) * (r % 3000)) << 9 << (r % 23);
             let k = key(r % 3, size, (r % 512) << 20);
-            if r % 5 < 3 {
+            if r % 5 < 2 {
                 assert_eq!(set.insert(k), reference.insert(k));
+            } else if r % 5 == 2 {
+                // Replace a present key (split-like: same address region,
+                // nearby size) or an absent one; the reference removes
+                // then inserts.
+                let present = reference.iter().nth((r as usize) % reference.len().max(1)).copied();
+                let old = present.filter(|_| !r.is_multiple_of(7)).unwrap_or(k);
+                let new = FreeKey { size: (old.size + ((r % 5) << 9)).saturating_sub(1024).max(512), ..k };
+                let new =
+                    if r.is_multiple_of(3) { FreeKey { stream: old.stream, addr: old.addr + 512, ..new } } else { new };
+                let want = reference.remove(&old);
+                reference.insert(new);
+                // The location: found by a look-up (right), none, or another
+                // key's (stale: must be checked, not trusted).
+                let at = match r % 4 {
+                    0 => None,
+                    1 => {
+                        let mut it = set.at_least(StreamId(r % 3), 0);
+                        it.next().and_then(|_| it.loc())
+                    }
+                    _ => {
+                        let mut it = set.at_least(old.stream, old.size);
+                        it.find(|x| **x == old).and_then(|_| it.loc())
+                    }
+                };
+                assert_eq!(set.replace(&old, at, new), want);
             } else {
                 let victim = reference.iter().nth((r as usize) % reference.len().max(1)).copied().unwrap_or(k);
-                assert_eq!(set.remove(&victim), reference.remove(&victim));
+                let mut it = set.at_least(victim.stream, victim.size);
+                let at = if r.is_multiple_of(2) { it.find(|x| **x == victim).and_then(|_| it.loc()) } else { None };
+                assert_eq!(set.remove_at(&victim, at), reference.remove(&victim));
             }
             if step % 97 == 0 {
                 assert_eq!(set.len(), reference.len());

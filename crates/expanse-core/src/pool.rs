@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use expanse_device::StreamId;
 
 use crate::block::{Block, BlockId};
-use crate::free_set::FreeSet;
+use crate::free_set::{FreeSet, Loc};
 
 /// Key of a free block, ordered by stream, then size, then address: best
 /// fit is the first key at or above [`FreeKey::at_least`].
@@ -55,6 +55,7 @@ pub struct Pool {
 
 impl Pool {
     /// Key of `b` in `free`.
+    #[inline]
     pub fn free_key(id: BlockId, b: &Block) -> FreeKey {
         FreeKey { stream: b.stream, size: b.size, addr: b.addr, block: id }
     }
@@ -65,6 +66,7 @@ impl Pool {
     }
 
     /// Cache a free block (or track an unmapped one).
+    #[inline]
     pub fn insert(&mut self, id: BlockId, b: &mut Block) {
         if b.mapped {
             b.gc_base = self.free_block_searches;
@@ -74,7 +76,19 @@ impl Pool {
         }
     }
 
+    /// Cache free mapped block `b` in place of the key `old` (of a block
+    /// it was split from or merged with), as removing `old` then
+    /// inserting `b` would.
+    /// `at`: where `old` was found, as for [`FreeSet::replace`].
+    #[inline]
+    pub fn replace(&mut self, old: &FreeKey, at: Option<Loc>, id: BlockId, b: &mut Block) {
+        debug_assert!(b.mapped);
+        b.gc_base = self.free_block_searches;
+        self.free.replace(old, at, Self::free_key(id, b));
+    }
+
     /// Remove a block from whichever set holds it; returns whether it was there.
+    #[inline]
     pub fn remove(&mut self, id: BlockId, b: &Block) -> bool {
         if b.mapped {
             self.free.remove(&Self::free_key(id, b))

@@ -18,6 +18,7 @@
 //! misuse, so a number never reaches the driver as a stream handle. Events
 //! are owned [`handles::Event`]s kept by id.
 
+mod adopted;
 pub mod handles;
 pub mod result;
 pub mod sys;
@@ -67,6 +68,9 @@ struct State {
 /// One GPU.
 pub struct CudaDevice {
     ctx: Arc<Context>,
+    /// Unique in the process, so a thread's cache of adopted streams
+    /// never takes one device for another opened later.
+    instance: u64,
     ordinal: u32,
     total: u64,
     granularity: u64,
@@ -96,6 +100,7 @@ impl CudaDevice {
         };
         let state = State { ledger: Ledger::new(granularity), next_event: 1, ..State::default() };
         Ok(CudaDevice {
+            instance: adopted::new_instance(),
             default_stream: Stream::legacy_default(&ctx),
             ctx,
             ordinal: ordinal as u32,
@@ -131,6 +136,10 @@ impl CudaDevice {
         if raw.is_null() {
             return Ok(StreamId::DEFAULT);
         }
+        // Adopting again would change nothing (see `adopted`): no lock.
+        if adopted::seen(self.instance, raw as u64) {
+            return Ok(StreamId(raw as u64));
+        }
         let mut s = self.lock();
         let id = s.ledger.adopt_stream(raw as u64)?;
         if id != StreamId::DEFAULT && !s.streams.contains_key(&id.0) {
@@ -138,6 +147,8 @@ impl CudaDevice {
             let stream = unsafe { Stream::borrowed(&self.ctx, raw) };
             s.streams.insert(id.0, stream);
         }
+        drop(s);
+        adopted::remember(self.instance, raw as u64);
         Ok(id)
     }
 

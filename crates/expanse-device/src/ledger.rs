@@ -503,4 +503,19 @@ mod tests {
         let ours = l.create_stream(|| Ok(4)).unwrap();
         assert!(l.adopt_stream(ours.0).is_err());
     }
+
+    /// What lets the CUDA backend remember adopted streams per thread: an
+    /// adopted stream stays known, and adopting it again succeeds, whatever
+    /// streams are made and destroyed meanwhile.
+    #[test]
+    fn an_adopted_stream_stays_adopted() {
+        let mut l = Ledger::new(G);
+        let theirs = l.adopt_stream(9).unwrap();
+        assert!(l.create_stream(|| Ok(9)).is_err(), "the driver reusing an adopted handle is refused");
+        assert!(l.destroy_stream(theirs, || Ok(())).is_err());
+        let ours = l.create_stream(|| Ok(5)).unwrap();
+        l.destroy_stream(ours, || Ok(())).unwrap();
+        assert_eq!(l.adopt_stream(9).unwrap(), theirs);
+        assert!(l.check_stream("record_event", theirs).is_ok());
+    }
 }

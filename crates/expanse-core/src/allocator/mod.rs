@@ -44,9 +44,10 @@ use crate::block::{Arena, Block, BlockId, PoolKind, SegmentRef};
 use crate::config::Config;
 use crate::error::AllocError;
 use crate::expandable_segment::ExpandableSegment;
+use crate::free_set::Loc;
 use crate::history::{Action, History};
 use crate::policy::Policy;
-use crate::pool::Pool;
+use crate::pool::{FreeKey, Pool};
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
 use crate::stats::DeviceStats;
 
@@ -277,7 +278,10 @@ impl DeviceAllocator {
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
 
-        let mut found = self.get_free_block(&mut p) || self.lend_free_block(&mut p);
+        if let Some((k, at)) = self.get_free_block(&p) {
+            return self.alloc_block_from(&p, k.block, Some((k, at)), orig_size);
+        }
+        let mut found = self.lend_free_block(&mut p);
         if !found {
             if self.gc_enabled() {
                 self.garbage_collect_cached_blocks()?;
@@ -299,11 +303,27 @@ impl DeviceAllocator {
     }
 
     fn alloc_found_block(&mut self, p: &Request, id: BlockId, orig_size: u64) -> Result<u64, AllocError> {
+        self.alloc_block_from(p, id, None, orig_size)
+    }
+
+    /// Hand out free block `id` for `p`, split if the policy says so.
+    /// `cached`: the block's key (and where it is), still in its shared
+    /// pool's free set (taken out here, or replaced in place by the
+    /// split's remainder); `None`: the block is in no set.
+    fn alloc_block_from(
+        &mut self,
+        p: &Request,
+        id: BlockId,
+        cached: Option<(FreeKey, Option<Loc>)>,
+        orig_size: u64,
+    ) -> Result<u64, AllocError> {
         // Wait first, while the block is whole: if the device fails, the
         // block goes back to its pool untouched (a split block's front keeps
         // the same users, so the waits are the same).
         if let Err(e) = self.order_reuse(id, p.stream) {
-            self.insert_into_pool(id);
+            if cached.is_none() {
+                self.insert_into_pool(id);
+            }
             return Err(e);
         }
         let st = p.pool;
@@ -316,7 +336,10 @@ impl DeviceAllocator {
             // [block of size][remaining] — the remaining keeps the old id.
             let remaining = id;
             let new_id = self.split_front(remaining, p.size);
-            self.insert_into_pool(remaining);
+            match cached {
+                Some((k, at)) => self.pools[p.pool as usize].replace(&k, at, remaining, self.blocks.get_mut(remaining)),
+                None => self.insert_into_pool(remaining),
+            }
             let rem_size = self.blocks.get(remaining).size;
             if already_split && !expandable {
                 self.stats.inactive_split_bytes.decrease(st, p.size);
@@ -325,7 +348,10 @@ impl DeviceAllocator {
                 self.stats.inactive_split.increase(st, 1);
             }
             id = new_id;
-        } else if already_split && !expandable {
+        } else if let Some((k, at)) = cached {
+            self.pools[p.pool as usize].free.remove_at(&k, at);
+        }
+        if !split && already_split && !expandable {
             let size = self.blocks.get(id).size;
             self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);

@@ -3,12 +3,16 @@
 //! the address-ordered block list of each segment.
 
 use super::{DeviceAllocator, Request};
-use crate::block::{Block, BlockId};
+use crate::block::{Block, BlockId, PoolKind};
+use crate::free_set::Loc;
 use crate::history::Action;
+use crate::pool::{FreeKey, Pool};
 
 impl DeviceAllocator {
-    /// Best fit among cached free blocks on the same stream.
-    pub(super) fn get_free_block(&mut self, p: &mut Request) -> bool {
+    /// Best fit among cached free blocks on the same stream: its key and
+    /// where it is, left in the free set for the caller to take out or
+    /// replace.
+    pub(super) fn get_free_block(&mut self, p: &Request) -> Option<(FreeKey, Option<Loc>)> {
         let gc = self.gc_enabled();
         let max_split = self.config.max_split_size;
         let rounding = self.config.max_non_split_rounding;
@@ -18,22 +22,22 @@ impl DeviceAllocator {
             pool.free_block_searches += 1;
         }
         let mut it = pool.free.at_least(p.stream, p.size);
-        let Some(&first) = it.next() else {
-            return false;
-        };
+        let &first = it.next()?;
         if first.stream != p.stream {
-            return false;
+            return None;
         }
         let mut cur = first;
-        if blocks.get(cur.block).is_expandable() {
-            // A block followed by unmapped space can grow to any size: for
-            // best fit, compare blocks by the size they can reach, so that
-            // such a block is taken only when nothing else fits.
-            let reach = |id: BlockId| {
-                let b = blocks.get(id);
-                b.size + b.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
-            };
-            for &next in it {
+        let mut at = it.loc();
+        let reach = |id: BlockId| {
+            let b = blocks.get(id);
+            b.size + b.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
+        };
+        // A block followed by unmapped space can grow to any size: for best
+        // fit, compare blocks by the size they can reach, so that such a
+        // block is taken only when nothing else fits. A block that reaches
+        // only its own size is the best already (later keys are no smaller).
+        if blocks.get(cur.block).is_expandable() && reach(cur.block) > cur.size {
+            while let Some(&next) = it.next() {
                 if !blocks.get(cur.block).is_expandable()
                     || next.stream != p.stream
                     || reach(next.block) >= reach(cur.block)
@@ -41,20 +45,19 @@ impl DeviceAllocator {
                     break;
                 }
                 cur = next;
+                at = it.loc();
             }
         }
         let b = blocks.get(cur.block);
         if self.policy.oversize_rules_apply(b.is_expandable()) {
             if p.size < max_split && b.size >= max_split {
-                return false;
+                return None;
             }
             if p.size >= max_split && b.size >= p.size.saturating_add(rounding) {
-                return false;
+                return None;
             }
         }
-        pool.free.remove(&cur);
-        p.block = Some(cur.block);
-        true
+        Some((cur, at))
     }
 
     /// Whether free block `id`, serving `size` bytes, is split.
@@ -111,6 +114,23 @@ impl DeviceAllocator {
     /// Merge `src` into `dst` when `src` is free with the same mapping
     /// state; returns the bytes taken over (0: no merge).
     pub(super) fn try_merge_blocks(&mut self, dst: BlockId, src: Option<BlockId>) -> u64 {
+        let mut vacated = None;
+        let taken = self.merge_keeping_key(dst, src, &mut vacated);
+        if let Some((pool, k)) = vacated {
+            self.pools[pool as usize].free.remove(&k);
+        }
+        taken
+    }
+
+    /// [`Self::try_merge_blocks`], except that a merged `src` cached in a
+    /// shared pool's free set stays there, its key left in `vacated` for
+    /// the merged block to take over (a key already there is removed).
+    fn merge_keeping_key(
+        &mut self,
+        dst: BlockId,
+        src: Option<BlockId>,
+        vacated: &mut Option<(PoolKind, FreeKey)>,
+    ) -> u64 {
         let Some(src) = src else { return 0 };
         let s = self.blocks.get(src);
         let d = self.blocks.get(dst);
@@ -119,8 +139,17 @@ impl DeviceAllocator {
         }
         let src_is_prev = d.prev == Some(src);
         let (s_addr, s_size, s_prev, s_next) = (s.addr, s.size, s.prev, s.next);
-        self.remove_from_pool(src);
-        let s_last_use = std::mem::take(&mut self.blocks.get_mut(src).last_use);
+        // The merged block's users are both blocks' (most often the same).
+        let same_users = d.last_use.includes(&s.last_use);
+        if s.mapped && s.private == 0 {
+            let key = (s.pool, Pool::free_key(src, s));
+            if let Some((pool, k)) = vacated.replace(key) {
+                self.pools[pool as usize].free.remove(&k);
+            }
+        } else {
+            self.remove_from_pool(src);
+        }
+        let s_last_use = if same_users { None } else { Some(std::mem::take(&mut self.blocks.get_mut(src).last_use)) };
         self.blocks.discard(src);
         if src_is_prev {
             if let Some(pp) = s_prev {
@@ -137,7 +166,9 @@ impl DeviceAllocator {
             d.next = s_next;
         }
         d.size += s_size;
-        d.last_use.extend(&s_last_use);
+        if let Some(users) = s_last_use {
+            d.last_use.extend(&users);
+        }
         s_size
     }
 
@@ -151,14 +182,25 @@ impl DeviceAllocator {
         let (prev, next) = (b.prev, b.next);
         let mut d_blocks: i64 = 0;
         let mut d_bytes: i64 = 0;
-        for cand in [prev, next] {
-            let taken = self.try_merge_blocks(id, cand);
+        let mut vacated = None;
+        for cand in [prev, next].into_iter().flatten() {
+            let taken = self.merge_keeping_key(id, Some(cand), &mut vacated);
             if taken > 0 {
                 d_blocks -= 1;
                 d_bytes -= taken as i64;
             }
         }
-        self.insert_into_pool(id);
+        match vacated {
+            // The merged block takes its neighbour's place in the free set.
+            Some((pool, k)) if self.blocks.get(id).private == 0 => {
+                self.pools[pool as usize].replace(&k, None, id, self.blocks.get_mut(id));
+            }
+            Some((pool, k)) => {
+                self.pools[pool as usize].free.remove(&k);
+                self.insert_into_pool(id);
+            }
+            None => self.insert_into_pool(id),
+        }
         let b = self.blocks.get(id);
         if b.is_split() {
             d_blocks += 1;
