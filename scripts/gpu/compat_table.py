@@ -168,74 +168,51 @@ def row_mem_get_info(torch):
     expect(0 < free <= total and total == torch.cuda.get_device_properties(0).total_memory, f"({free}, {total})")
 
 
-def _block_stream(torch, stream, flag):
-    """Queue on `stream` a wait until the pinned int32 `flag` is at least 1
-    (cuStreamWaitValue32): the stream holds everything after it until the
-    host writes the flag, however long the host takes. Returns None, or
-    why the wait could not be queued."""
-    import ctypes
-
-    try:
-        cu = ctypes.CDLL("libcuda.so.1")
-    except OSError as e:
-        return f"no libcuda: {e}"
-    fn = getattr(cu, "cuStreamWaitValue32_v2", None) or getattr(cu, "cuStreamWaitValue32", None)
-    if fn is None:
-        return "libcuda has no cuStreamWaitValue32"
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
-    rc = fn(ctypes.c_void_p(stream.cuda_stream), ctypes.c_uint64(flag.data_ptr()), 1, 0)  # GEQ
-    return None if rc == 0 else f"cuStreamWaitValue32 returned {rc}"
+SLEEP_CYCLES = int(2e9)  # about a second on an H200
 
 
 def record_stream_check(torch):
-    """A tensor x is read on a side stream that is held (cuStreamWaitValue32
-    on a pinned host flag) until the host lets it go; x is freed with
-    x.record_stream(side) before that read can run, and at once a tensor of
-    the same size is allocated and filled with 7 on the main stream. The
-    host waits up to two seconds for the main stream to finish, then lets
-    the side stream go. Honoured, record_stream keeps x's block from the
-    main stream until the side stream's read is done (another block, or
-    the same one with the main stream ordered after the read): the read
-    gives 2s. Ignored, the block is reused at once, the fill runs before
-    the read and the read sees 7s. No timing is involved: the side stream
-    cannot run before the host says so.
+    """A tensor x read on a side stream after a long sleep, freed (with
+    x.record_stream(side)) on the main stream before that read runs; at
+    once a tensor of the same size is allocated and filled with 7 on the
+    main stream. Honoured, record_stream keeps x's block from the main
+    stream until the side stream's read is done (another block, or the
+    same one with the main stream ordered after the read), so the read
+    gives 2s; ignored, the block is reused at once and the read sees 7s.
 
-    Returns (reused, bad, why_not): the new tensor got x's block, values
-    the side stream read wrong, and why the check could not run (None when
-    it ran)."""
+    Every allocation the read needs is made before the sleep is queued, so
+    nothing in the allocator waits on the side stream in between; and the
+    side stream must still be busy when the overwrite has been queued,
+    else the check proves nothing (side_busy False). Returns (reused,
+    bad, side_busy): the new tensor got x's block, values the side stream
+    read wrong, the side stream was still busy."""
     n = 64 * MIB // 4
     main = torch.cuda.current_stream()
     side = torch.cuda.Stream()
-    flag = torch.zeros(1, dtype=torch.int32).pin_memory()
     x = torch.ones(n, device="cuda")
     with torch.cuda.stream(side):
         out = torch.empty(n, device="cuda")
     torch.cuda.synchronize()
     side.wait_stream(main)
-    why_not = _block_stream(torch, side, flag)
-    if why_not is not None:
-        return False, 0, why_not
     with torch.cuda.stream(side):
+        torch.cuda._sleep(SLEEP_CYCLES)
         torch.mul(x, 2, out=out)
     x.record_stream(side)
     ptr = x.data_ptr()
     del x
     y = torch.empty(n, device="cuda")
     y.fill_(7.0)
-    deadline = time.time() + 2.0
-    while not main.query() and time.time() < deadline:
-        time.sleep(0.01)
-    flag.fill_(1)  # let the side stream go
+    side_busy = not side.query()
     torch.cuda.synchronize()
     reused = y.data_ptr() == ptr
     bad = int((out != 2).sum())
-    return reused, bad, None
+    return reused, bad, side_busy
 
 
 def row_record_stream(torch):
-    reused, bad, why_not = record_stream_check(torch)
-    if why_not is not None:
-        return f"not shown ({why_not})"
+    reused, bad, side_busy = record_stream_check(torch)
+    if not side_busy:
+        return "inconclusive (the side stream had finished before the overwrite was queued)"
     expect(bad == 0, f"side stream read {bad} overwritten values (block reused: {reused})")
 
 

@@ -95,7 +95,7 @@ def main():
     for h in ["on", "off"]:
         lines = [ln for ln in text(f"rs-{h}.txt").splitlines() if ln.startswith("{")]
         print(f"- hook {h}: {lines[-1] if lines else ' / '.join(text(f'rs-{h}.txt').strip().splitlines()[-3:])}")
-    print("  (expected: on PASS, off FAIL; INCONCLUSIVE means the side stream could not be held, see not_run)")
+    print("  (expected: on PASS, off FAIL; INCONCLUSIVE means the side stream had finished too early)")
 
     print("\n## DDP / FSDP2 (scripts/gpu/dist_gpt2.py)\n")
     for a in ALLOCS:

@@ -4,17 +4,15 @@
     python3 scripts/gpu/record_stream_test.py --hook off   # expect: FAIL (the control)
 
 The check is compat_table.record_stream_check: a tensor read on a side
-stream that is held (cuStreamWaitValue32 on a pinned host flag) is freed
-with record_stream before the read can run, and a tensor of the same size
-is filled on the main stream at once; the host lets the side stream go
-only after the main stream is done (or two seconds). With the hook
-(expanse_torch.install(), the C++ extension) the read sees the original
-values. The control, --hook off, installs the same extension with
-EXPANSE_RECORD_STREAM=0, which leaves only PyTorch's record_stream hook
-unset (or, without a compiler, the plain alloc/free pluggable allocator):
-the block is reused at once and the read sees the new values. If the side
-stream cannot be held (no stream memory operations), the run says
-INCONCLUSIVE and why.
+stream after a long sleep is freed with record_stream before the read
+runs, and a tensor of the same size is filled on the main stream at once.
+With the hook (expanse_torch.install(), the C++ extension) the read sees
+the original values. The control, --hook off, installs the same extension
+with EXPANSE_RECORD_STREAM=0, which leaves only PyTorch's record_stream
+hook unset (or, without a compiler, the plain alloc/free pluggable
+allocator): the block is reused at once and the read sees the new values.
+If the side stream had already finished when the overwrite was queued, the
+run proves nothing and says INCONCLUSIVE.
 
 Prints one JSON line; exit status 0 when the result is the expected one
 (PASS for on, FAIL for off), 1 when not, 2 when inconclusive.
@@ -53,9 +51,9 @@ if mode != "extension":
     if args.hook == "off":
         # ctypes mode routes Tensor.record_stream in Python: undo that.
         torch.Tensor.record_stream = lambda self, stream: None
-reused, bad, why_not = record_stream_check(torch)
-verdict = "INCONCLUSIVE" if why_not else ("PASS" if bad == 0 else "FAIL")
+reused, bad, side_busy = record_stream_check(torch)
+verdict = "INCONCLUSIVE" if not side_busy else ("PASS" if bad == 0 else "FAIL")
 print(json.dumps({"hook": args.hook, "how": how, "reused_block": reused, "overwritten_values": bad,
-                  "not_run": why_not, "verdict": verdict}))
+                  "side_stream_busy": side_busy, "verdict": verdict}))
 expected = "PASS" if args.hook == "on" else "FAIL"
 sys.exit(2 if verdict == "INCONCLUSIVE" else (0 if verdict == expected else 1))
