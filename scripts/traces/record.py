@@ -35,6 +35,21 @@ def workload(family):
     return wrap
 
 
+def llama_config(layers, kv_heads, positions):
+    """A Llama-style config: hidden 1024, MLP 2816, 16 heads, vocab 32000."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=layers,
+        num_attention_heads=16,
+        num_key_value_heads=kv_heads,
+        vocab_size=32000,
+        max_position_embeddings=positions,
+    )
+
+
 def randint(rng, lo, hi, mult=1):
     return rng.randint(lo // mult, hi // mult) * mult
 
@@ -63,17 +78,9 @@ def _generate(model, vocab, rng, requests, batches, prompt, new):
 
 @workload("LLM generation: HF generate, Llama-style (GQA) 0.4B bf16, batch 1-64, prompt 32-1500, 8-64 new tokens")
 def gen_llama(rng):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    cfg = LlamaConfig(
-        hidden_size=1024,
-        intermediate_size=2816,
-        num_hidden_layers=16,
-        num_attention_heads=16,
-        num_key_value_heads=4,
-        vocab_size=32000,
-        max_position_embeddings=4096,
-    )
+    cfg = llama_config(16, 4, 4096)
     model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16)
     _generate(model, cfg.vocab_size, rng, 14, [1, 2, 4, 8, 16, 32, 64], (32, 1500), (8, 64))
 
@@ -106,17 +113,9 @@ def _train_lm(model, vocab, rng, steps, batch, seq, opt):
 
 @workload("decoder-only training: Llama-style 0.3B, activation checkpointing, AdamW, bf16 autocast, batch 2-16 x seq 128-2048")
 def train_llama_ckpt(rng):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    cfg = LlamaConfig(
-        hidden_size=1024,
-        intermediate_size=2816,
-        num_hidden_layers=12,
-        num_attention_heads=16,
-        num_key_value_heads=16,
-        vocab_size=32000,
-        max_position_embeddings=2048,
-    )
+    cfg = llama_config(12, 16, 2048)
     model = LlamaForCausalLM(cfg).cuda()
     model.gradient_checkpointing_enable()
     model.config.use_cache = False
@@ -548,13 +547,18 @@ def main():
     seconds = time.time() - t0
     snap = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
+    write_trace(name.replace("@", "_s"), f"{name}: {family}", family, "scripts/traces/record.py", snap, seconds, outdir)
+
+
+def write_trace(name, title, family, script, snap, seconds, outdir):
+    """OUTDIR/NAME.trace.csv.gz from a memory-history snapshot, and
+    OUTDIR/NAME.live.json with this process's memory_stats."""
     lines, nstreams = reduce_trace(snap)
     header = [
-        f"# {name}: {family}",
-        f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by scripts/traces/record.py",
+        f"# {title}",
+        f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by {script}",
         "# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)",
     ]
-    name = name.replace("@", "_s")
     with gzip.open(f"{outdir}/{name}.trace.csv.gz", "wt", compresslevel=9) as f:
         f.write("\n".join(header + lines) + "\n")
     stats = torch.cuda.memory_stats()
@@ -571,7 +575,6 @@ def main():
     with open(f"{outdir}/{name}.live.json", "w") as f:
         json.dump(live, f, indent=1, sort_keys=True)
     print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
-
 
 if __name__ == "__main__":
     main()

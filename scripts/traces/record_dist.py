@@ -14,8 +14,6 @@ format as `record.py` (whose reduction it uses); every other rank only
 trains.
 """
 
-import gzip
-import json
 import os
 import random
 import sys
@@ -25,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record import randint, reduce_trace  # noqa: E402
+from record import _train_lm, llama_config, write_trace  # noqa: E402
 
 WORKLOADS = {
     "fsdp2_gpt2": "FSDP2 training, rank 0 of 2: GPT-2 medium, fully_shard per block, AdamW, bf16 autocast, batch 2-8 x seq 128-1024",
@@ -35,17 +33,7 @@ WORKLOADS = {
 
 def _steps(model, vocab, rng, steps, batch, seq):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    model.train()
-    for _ in range(steps):
-        b = rng.randint(*batch)
-        s = randint(rng, seq[0], seq[1], 8)
-        ids = torch.randint(0, vocab, (b, s), device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        del ids, loss
+    _train_lm(model, vocab, rng, steps, batch, seq, opt)
 
 
 def fsdp2_gpt2(rng):
@@ -62,17 +50,9 @@ def fsdp2_gpt2(rng):
 
 def ddp_llama(rng):
     from torch.nn.parallel import DistributedDataParallel
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    cfg = LlamaConfig(
-        hidden_size=1024,
-        intermediate_size=2816,
-        num_hidden_layers=12,
-        num_attention_heads=16,
-        num_key_value_heads=4,
-        vocab_size=32000,
-        max_position_embeddings=2048,
-    )
+    cfg = llama_config(12, 4, 2048)
     model = DistributedDataParallel(LlamaForCausalLM(cfg).cuda(), device_ids=[torch.cuda.current_device()])
     _steps(model, cfg.vocab_size, rng, 40, (2, 12), (128, 1536))
 
@@ -98,28 +78,8 @@ def main():
     if rank == 0:
         snap = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)
-        lines, nstreams = reduce_trace(snap)
-        header = [
-            f"# {name}: {WORKLOADS[name]}",
-            f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by scripts/traces/record_dist.py",
-            "# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)",
-        ]
-        with gzip.open(f"{outdir}/{name}.trace.csv.gz", "wt", compresslevel=9) as f:
-            f.write("\n".join(header + lines) + "\n")
-        stats = torch.cuda.memory_stats()
-        live = {
-            "workload": name,
-            "family": WORKLOADS[name],
-            "events": len(lines),
-            "streams": nstreams,
-            "seconds": round(seconds, 2),
-            "torch": torch.__version__,
-            "device": torch.cuda.get_device_name(),
-            "memory_stats": {k: v for k, v in stats.items() if k.endswith(".all.peak") or k.startswith("num_")},
-        }
-        with open(f"{outdir}/{name}.live.json", "w") as f:
-            json.dump(live, f, indent=1, sort_keys=True)
-        print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
+        title = f"{name}: {WORKLOADS[name]}"
+        write_trace(name, title, WORKLOADS[name], "scripts/traces/record_dist.py", snap, seconds, outdir)
     dist.barrier()
     dist.destroy_process_group()
 
