@@ -79,6 +79,11 @@ pub enum PagePolicy {
         /// shrink as the device fills, so that near its limit little memory
         /// is stranded in partly used pages. 0: no such bound.
         free_share: u64,
+        /// A new large-pool page is at most this share (1/`total_share`)
+        /// of the device's total memory: page sizes scale with the device,
+        /// so a smaller device strands proportionally as little in partly
+        /// used pages at its limit. 0: no such bound.
+        total_share: u64,
     },
 }
 
@@ -89,6 +94,25 @@ pub enum PagePolicy {
 /// (`expanse compare traces/`; 1/512 and 1/2048 bracket it), never on the
 /// held-out ones.
 pub const FREE_SHARE: u64 = 1024;
+
+/// expanse's bound on a new page by the device's size: 1/3584 of its total
+/// memory, which is the largest page (40 MiB) on an H200 (143,771 MiB) and
+/// so changes nothing there, and 11 MiB on a 40 GB device, where the
+/// 40 MiB pages created while the device was still mostly free stranded
+/// enough at the limit that a tuning trace (lora_gpt2) needed more memory
+/// than PyTorch's 20 MiB pages (`docs/policy-study.md`, capacity). Chosen
+/// as the H200's largest page, not fitted to any trace; 3400 and 3594 give
+/// the same capacities on the tuning half.
+pub const TOTAL_SHARE: u64 = 3584;
+
+/// The device's memory when a page is placed (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceMemory {
+    /// Free now.
+    pub free: u64,
+    /// In all.
+    pub total: u64,
+}
 
 /// Driver time allowed, as a multiple of what PyTorch's uniform pages would
 /// cost to map the same high-water marks.
@@ -186,6 +210,7 @@ impl Policy {
                 max_page: config.max_page_size,
                 budget,
                 free_share: FREE_SHARE,
+                total_share: TOTAL_SHARE,
             },
             moving: MovePolicy::WithinBudget(budget),
             lending: LendPolicy::AcrossStreams,
@@ -242,7 +267,7 @@ impl PagePolicy {
 
     /// How a segment of `pool` with alignment `unit` places the pages of a
     /// growth by `need` bytes into an unmapped run ending at `limit`.
-    /// `device_free` is the device's free memory now.
+    /// `device` is the device's free and total memory now.
     #[allow(clippy::too_many_arguments)]
     pub fn placement(
         &self,
@@ -252,7 +277,7 @@ impl PagePolicy {
         unit: u64,
         granularity: u64,
         cost: &CostState,
-        device_free: u64,
+        device: DeviceMemory,
     ) -> Placement {
         match (self, pool) {
             (PagePolicy::Uniform { .. }, _) => Placement::uniform(limit),
@@ -261,12 +286,13 @@ impl PagePolicy {
                 let page = (*small).max(unit);
                 Placement::variable(limit, page, page)
             }
-            (PagePolicy::GrowthSized { max_page, free_share, .. }, PoolKind::Large) => {
-                let bound = if *free_share == 0 {
-                    u64::MAX
-                } else {
-                    (device_free / free_share / granularity * granularity).max(unit.max(granularity))
+            (PagePolicy::GrowthSized { max_page, free_share, total_share, .. }, PoolKind::Large) => {
+                let share = |bytes: u64, share: u64| match share {
+                    0 => u64::MAX,
+                    s => bytes / s / granularity * granularity,
                 };
+                let bound =
+                    share(device.free, *free_share).min(share(device.total, *total_share)).max(unit.max(granularity));
                 let max = (*max_page).min(bound);
                 let min = self.grow_size(cost, need, granularity).max(unit).min(max);
                 Placement::variable(limit, min, max)

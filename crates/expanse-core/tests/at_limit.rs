@@ -11,15 +11,16 @@ use expanse_mock::MockDevice;
 
 const MIB: u64 = 1 << 20;
 
-/// expanse's policy for `conf` without the free-memory bound on pages
-/// (tested on its own below), so that these tiny devices still get the
-/// page sizes the configuration asks for.
+/// expanse's policy for `conf` without the free- and total-memory bounds on
+/// pages (tested on their own below), so that these tiny devices still get
+/// the page sizes the configuration asks for.
 fn allocator(capacity: u64, conf: &str) -> DeviceAllocator {
     let d: Arc<dyn Device> = Arc::new(MockDevice::new(capacity, 2 * MIB));
     let config = Config::parse(conf).unwrap();
     let mut policy = Policy::from_config(&config);
-    if let PagePolicy::GrowthSized { free_share, .. } = &mut policy.pages {
+    if let PagePolicy::GrowthSized { free_share, total_share, .. } = &mut policy.pages {
         *free_share = 0;
+        *total_share = 0;
     }
     DeviceAllocator::with_policy(d, config, policy)
 }
@@ -91,8 +92,9 @@ fn a_hopeless_growth_at_the_limit_creates_nothing() {
     let d = Arc::new(MockDevice::new(20 * MIB, 2 * MIB));
     let config = Config::parse("expandable_segments:True").unwrap();
     let mut policy = Policy::from_config(&config);
-    if let PagePolicy::GrowthSized { free_share, .. } = &mut policy.pages {
+    if let PagePolicy::GrowthSized { free_share, total_share, .. } = &mut policy.pages {
         *free_share = 0;
+        *total_share = 0;
     }
     let mut a = DeviceAllocator::with_policy(Arc::clone(&d) as Arc<dyn Device>, config, policy);
     let s = StreamId(0);
@@ -108,6 +110,22 @@ fn a_hopeless_growth_at_the_limit_creates_nothing() {
     a.free(live).unwrap();
 }
 
+/// expanse's policy with only the free-memory bound (`total: false`) or
+/// only the total-memory bound on pages.
+fn one_bound(capacity: u64, total: bool) -> DeviceAllocator {
+    let d: Arc<dyn Device> = Arc::new(MockDevice::new(capacity, 2 * MIB));
+    let config = Config::default();
+    let mut policy = Policy::from_config(&config);
+    if let PagePolicy::GrowthSized { free_share, total_share, .. } = &mut policy.pages {
+        if total {
+            *free_share = 0;
+        } else {
+            *total_share = 0;
+        }
+    }
+    DeviceAllocator::with_policy(d, config, policy)
+}
+
 /// Pages shrink as the device fills: a new page is at most 1/1024 of the
 /// device's free memory. On an empty 16 GiB device that is 16 MiB, so a
 /// 30 MiB tensor maps a 16 MiB and a 14 MiB page (counted by hand), where
@@ -116,7 +134,7 @@ fn a_hopeless_growth_at_the_limit_creates_nothing() {
 #[test]
 fn pages_are_bounded_by_the_free_memory() {
     let dev = || Arc::new(MockDevice::new(16 << 30, 2 * MIB)) as Arc<dyn Device>;
-    let mut bounded = DeviceAllocator::new(dev(), Config::default());
+    let mut bounded = one_bound(16 << 30, false);
     let mut unbounded = allocator(16 << 30, "expandable_segments:True");
     let mut pytorch =
         DeviceAllocator::new(dev(), Config::parse("expandable_segments:True,pytorch_compat:True").unwrap());
@@ -126,6 +144,29 @@ fn pages_are_bounded_by_the_free_memory() {
         let p = a.malloc(30 * MIB, StreamId(0)).unwrap();
         assert_eq!(a.stats().pages.created, pages);
         assert_eq!(a.reserved_bytes(), reserved);
+        a.check_invariants().unwrap();
+        a.free(p).unwrap();
+    }
+}
+
+/// Pages scale with the device: a new page is at most 1/3584 of its total
+/// memory. On a 16 GiB device that is 4 MiB (4.57 MiB rounded down to the
+/// granularity), so a 30 MiB tensor maps seven 4 MiB pages and one 2 MiB
+/// page (counted by hand); on an H200-sized device (143,771 MiB) the bound
+/// is 40 MiB and the same tensor maps one 30 MiB page, as with no bound.
+/// With both bounds (the default) the smaller one decides.
+#[test]
+fn pages_are_bounded_by_the_device_size() {
+    let h200 = 143_771 * MIB;
+    for (a, pages) in [
+        (one_bound(16 << 30, true), 8),
+        (one_bound(h200, true), 1),
+        (DeviceAllocator::new(Arc::new(MockDevice::new(16 << 30, 2 * MIB)), Config::default()), 8),
+    ] {
+        let mut a = a;
+        let p = a.malloc(30 * MIB, StreamId(0)).unwrap();
+        assert_eq!(a.stats().pages.created, pages);
+        assert_eq!(a.reserved_bytes(), 30 * MIB);
         a.check_invariants().unwrap();
         a.free(p).unwrap();
     }

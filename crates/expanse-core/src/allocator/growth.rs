@@ -13,6 +13,7 @@ use crate::cost::CostState;
 use crate::error::AllocError;
 use crate::expandable_segment::{release_pages_keeping, Placement, SegmentRange};
 use crate::history::Action;
+use crate::policy::DeviceMemory;
 use crate::pool::UnmappedKey;
 
 /// How hard growth may push: normally within the policy's budget and page
@@ -251,7 +252,10 @@ impl DeviceAllocator {
                 let cost = self.cost_state();
                 let g = self.device.granularity();
                 let placement = match pressure {
-                    Pressure::Normal => self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, free),
+                    Pressure::Normal => {
+                        let memory = DeviceMemory { free, total: self.device.total_memory() };
+                        self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, memory)
+                    }
                     Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
                 };
                 let device = Arc::clone(&self.device);
