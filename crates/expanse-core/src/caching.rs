@@ -1,7 +1,7 @@
 //! The thread-safe allocator: one [`DeviceAllocator`] per device, each
 //! behind its own lock.
 
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use expanse_device::{Device, StreamId};
 
@@ -10,9 +10,6 @@ use crate::config::Config;
 use crate::error::AllocError;
 use crate::snapshot::Snapshot;
 use crate::stats::DeviceStats;
-
-/// Tries of `try_lock` before `lock` (spins first, then yields).
-const SPIN_ROUNDS: u32 = 16;
 
 /// A caching allocator over one or more devices; `Send + Sync`.
 #[derive(Debug)]
@@ -39,25 +36,7 @@ impl CachingAllocator {
         // A panic while holding the lock may have left the state half-done
         // (a block out of every set, a stat not updated): never serve it
         // again. Every later caller gets the error.
-        let poisoned = |_| AllocError::Poisoned { device };
-        // The lock is held for a few hundred nanoseconds: spin on it a
-        // while before sleeping. A thread that sleeps in `lock()` makes
-        // every later unlock a futex wake-up (a system call), which under
-        // contention costs far more than the allocation itself.
-        for round in 0..SPIN_ROUNDS {
-            match m.try_lock() {
-                Ok(g) => return Ok(g),
-                Err(TryLockError::Poisoned(e)) => return Err(poisoned(e)),
-                Err(TryLockError::WouldBlock) if round < SPIN_ROUNDS / 2 => {
-                    for _ in 0..(1 << round.min(6)) {
-                        std::hint::spin_loop();
-                    }
-                }
-                // Past half-way, let the holder run (it may share our core).
-                Err(TryLockError::WouldBlock) => std::thread::yield_now(),
-            }
-        }
-        m.lock().map_err(poisoned)
+        m.lock().map_err(|_| AllocError::Poisoned { device })
     }
 
     /// Allocate `size` bytes on `device` for `stream`.
