@@ -137,7 +137,9 @@ def install(torch, l, path, extension=True):
             _state["extension_error"] = f"{type(e).__name__}: {e}"
             warnings.warn(
                 f"expanse: C++ extension unavailable ({_state['extension_error'][:300]}); using ctypes only: "
-                "CUDA graphs and torch.compile(mode='reduce-overhead') are not supported in this mode",
+                "CUDA graphs and torch.compile(mode='reduce-overhead') are not supported in this mode, and an "
+                "allocation that runs out of memory returns a null pointer that PyTorch does not check (a later "
+                "kernel fails with an illegal address instead of torch.OutOfMemoryError)",
                 RuntimeWarning,
             )
     if _state["mode"] != "extension":
