@@ -32,6 +32,7 @@ if not torch.version.cuda or cpp_extension.get_cxx_compiler() is None:
     print("SKIPPED: PyTorch without CUDA, or no C++ compiler")
     sys.exit(0)
 
+import checks  # noqa: E402
 import expanse_compat  # noqa: E402
 import expanse_torch as ex  # noqa: E402
 
@@ -42,19 +43,7 @@ expanse_compat.declare_pools(l)
 ext = expanse_compat.build_extension()
 ext.install(ex._path)
 MIB = 1 << 20
-passed = failed = 0
-
-
-def test(fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"{fn.__name__} ... ok", flush=True)
-    except Exception as e:  # report and go on
-        failed += 1
-        print(f"{fn.__name__} ... FAILED: {e!r}", flush=True)
-    return fn
+test = checks.test
 
 
 def allocated():
@@ -196,5 +185,4 @@ def ctypes_path_refuses_a_bad_fraction_too():
     torch._C._cuda_setMemoryFraction(1.0, 0)
 
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish()

@@ -10,24 +10,13 @@ import sys
 os.environ["EXPANSE_BACKEND"] = "host"
 os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
 import expanse_torch as ex  # noqa: E402
 
 if len(sys.argv) > 1:
     ex.lib(sys.argv[1])
 l = ex.lib()
-passed = failed = 0
-
-
-def test(fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"{fn.__name__} ... ok")
-    except Exception as e:  # report and go on
-        failed += 1
-        print(f"{fn.__name__} ... FAILED: {e!r}")
-    return fn
+test = checks.test
 
 
 @test
@@ -229,5 +218,4 @@ def dump_snapshot_errors_are_reported():
     assert l.expanse_dump_snapshot(None) == -1 and "null" in ex.last_error()
 
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish()
