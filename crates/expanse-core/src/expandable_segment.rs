@@ -251,21 +251,23 @@ impl ExpandableSegment {
 
     /// Pages wholly inside `[addr, addr + size)`, as `(address, size)`.
     pub fn pages_within(&self, addr: u64, size: u64) -> Vec<(u64, u64)> {
-        let Ok(off) = self.offset("pages_within", addr) else {
-            return Vec::new();
-        };
-        let end = off + size;
-        self.pages.range(off..end).filter(|(&o, p)| o + p.size <= end).map(|(&o, p)| (self.base + o, p.size)).collect()
+        self.pages_inside(addr, size).collect()
     }
 
     /// Whether any page lies wholly inside `[addr, addr + size)`: whether
     /// [`Self::pages_within`] is non-empty, without listing them.
     pub fn has_pages_within(&self, addr: u64, size: u64) -> bool {
-        let Ok(off) = self.offset("pages_within", addr) else {
-            return false;
+        self.pages_inside(addr, size).next().is_some()
+    }
+
+    /// The pages wholly inside `[addr, addr + size)`, in address order
+    /// (none when `addr` is outside the segment).
+    fn pages_inside(&self, addr: u64, size: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let (off, end) = match self.offset("pages_within", addr) {
+            Ok(off) => (off, off + size),
+            Err(_) => (0, 0),
         };
-        let end = off + size;
-        self.pages.range(off..end).any(|(&o, p)| o + p.size <= end)
+        self.pages.range(off..end).filter(move |(&o, p)| o + p.size <= end).map(|(&o, p)| (self.base + o, p.size))
     }
 
     /// Map `[addr, addr + size)`, rounded outward to the unit. `addr` must
