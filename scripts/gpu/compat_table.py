@@ -171,6 +171,20 @@ def row_mem_get_info(torch):
 SLEEP_CYCLES = int(2e9)  # about a second on an H200
 
 
+def warm_up(torch, side):
+    """Launch once, on small tensors and on both streams, every kernel
+    record_stream_check queues, so that no module loads during the race."""
+    a = torch.ones(1024, device="cuda")
+    b = torch.empty(1024, device="cuda")
+    for s in (torch.cuda.current_stream(), side):
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(1000)
+            torch.mul(a, 2, out=b)
+            b.fill_(7.0)
+            int((b != 2).sum())
+    torch.cuda.synchronize()
+
+
 def record_stream_check(torch):
     """A tensor x read on a side stream after a long sleep, freed (with
     x.record_stream(side)) on the main stream before that read runs; at
@@ -185,10 +199,19 @@ def record_stream_check(torch):
     side stream must still be busy when the overwrite has been queued,
     else the check proves nothing (side_busy False). Returns (reused,
     bad, side_busy): the new tensor got x's block, values the side stream
-    read wrong, the side stream was still busy."""
+    read wrong, the side stream was still busy.
+
+    Every kernel of the race is launched once first (warm_up): with CUDA's
+    lazy module loading (the default), the first launch of a kernel loads
+    its module, and loading may synchronize the context, so a first
+    `torch.mul` queued behind the sleep blocked the host until the sleep
+    ended and the race never happened (docs/gpu-runs/2026-11-30-s3/
+    rs-diag.txt: the side stream idle right after the launch, in every
+    allocator)."""
     n = 64 * MIB // 4
     main = torch.cuda.current_stream()
     side = torch.cuda.Stream()
+    warm_up(torch, side)
     x = torch.ones(n, device="cuda")
     with torch.cuda.stream(side):
         out = torch.empty(n, device="cuda")
