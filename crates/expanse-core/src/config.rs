@@ -53,6 +53,10 @@ pub struct Config {
     /// stays below this multiple of what PyTorch's uniform pages would cost
     /// for the same high-water marks (0 turns moving off).
     pub move_budget: f64,
+    /// expanse mode: a free page whose memory was allocated twice within
+    /// the last this many allocations (the working set) is not moved
+    /// (0: any free page may move).
+    pub move_reuse_window: u64,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -78,6 +82,7 @@ impl Default for Config {
             min_grow_size: 2 * MIB,
             max_page_size: 40 * MIB,
             move_budget: 1.75,
+            move_reuse_window: crate::policy::REUSE_WINDOW,
             release_threshold: None,
         }
     }
@@ -143,6 +148,7 @@ const KNOWN_KEYS: &[&str] = &[
     "min_grow_size_mb",
     "max_page_size_mb",
     "move_budget",
+    "move_reuse_window",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -302,6 +308,13 @@ impl Config {
                 }
                 self.move_budget = f;
             }
+            "move_reuse_window" => {
+                let n: u64 = value.parse().map_err(|_| bad("a non-negative integer number of allocations"))?;
+                if n > 1 << 48 {
+                    return Err(bad("a number of allocations up to 2^48"));
+                }
+                self.move_reuse_window = n;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -375,6 +388,7 @@ impl Config {
             put(v != dv, key, (v / MIB).to_string());
         }
         put(self.move_budget != d.move_budget, "move_budget", self.move_budget.to_string());
+        put(self.move_reuse_window != d.move_reuse_window, "move_reuse_window", self.move_reuse_window.to_string());
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());
         }
@@ -516,6 +530,7 @@ mod tests {
             fraction in proptest::option::of(0.0f64..=1.0),
             pages in (page_size(), page_size(), page_size(), page_size()),
             move_budget in prop_oneof![Just(0.0), 0.0f64..100.0],
+            move_reuse_window in prop_oneof![Just(0u64), 0u64..1 << 20],
             release_mb in proptest::option::of(0u64..1 << 20),
         ) -> Config {
             Config {
@@ -531,6 +546,7 @@ mod tests {
                 min_grow_size: pages.2.min(pages.3),
                 max_page_size: pages.2.max(pages.3),
                 move_budget,
+                move_reuse_window,
                 release_threshold: release_mb.map(|mb| mb * MIB),
             }
         }
@@ -599,6 +615,9 @@ mod tests {
             ("large_page_size_mb:3", "large_page_size_mb"),
             ("move_budget:-1", "move_budget"),
             ("move_budget:inf", "move_budget"),
+            ("move_reuse_window:-1", "move_reuse_window"),
+            ("move_reuse_window:1e9", "move_reuse_window"),
+            ("move_reuse_window:281474976710657", "move_reuse_window"),
             ("release_threshold_mb:-1", "release_threshold_mb"),
             ("release_threshold_mb:1.5", "release_threshold_mb"),
             ("release_threshold_mb:99999999999999", "release_threshold_mb"),

@@ -139,6 +139,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(9, "min_grow_size_mb", &["2"]),
             opt(10, "max_page_size_mb", &pages),
             opt(11, "move_budget", &["0", "1.75", "1000000000"]),
+            opt(12, "move_reuse_window", &["0", "1", "128", "281474976710656"]),
         ]
         .into_iter()
         .flatten(),

@@ -202,6 +202,7 @@ impl DeviceAllocator {
         let mut b = Block::new(seg.base(), seg.size(), stream, pool, SegmentRef::Expandable(slot));
         b.mapped = false;
         self.segments[slot] = Some(seg);
+        self.reuse.forget(slot);
         let id = self.blocks.insert(b);
         self.insert_into_pool(id);
         Ok(Some(id))

@@ -34,6 +34,12 @@ impl DeviceAllocator {
             self.check_segment(b, &mut tally)?;
         }
         self.check_totals(&tally)?;
+        if !self.reuse.consistent() {
+            return Err(
+                "reuse stamps: a stamp is later than the allocation clock, or a previous one later than the last"
+                    .into(),
+            );
+        }
         self.check_nothing_to_release()
     }
 

@@ -17,6 +17,8 @@
 //! - `oom.rs`: the out-of-memory report and its observers.
 //! - `refusal.rs`: a growth the free memory cannot cover asks the device
 //!   once; the out-of-memory path's fruitless searches, remembered.
+//! - `reuse.rs`: the allocation clock and which memory the workload
+//!   reuses (the moving policy's working set).
 //!
 //! Everything here works on integer addresses and opaque ids; the only
 //! outside effect is calls on the [`Device`].
@@ -31,6 +33,7 @@ mod private_pools;
 mod recording;
 mod refusal;
 mod release;
+mod reuse;
 mod search;
 mod streams;
 
@@ -140,6 +143,9 @@ pub struct DeviceAllocator {
     history: Option<Box<History>>,
     /// The out-of-memory path's last fruitless searches (`refusal.rs`).
     refused: refusal::Refusals,
+    /// The allocation clock and which memory the workload reuses, for the
+    /// moving policy's working set (`reuse.rs`).
+    reuse: reuse::ReuseStamps,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -186,6 +192,7 @@ impl DeviceAllocator {
             exhausted: None,
             history: None,
             refused: refusal::Refusals::default(),
+            reuse: reuse::ReuseStamps::default(),
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -274,6 +281,7 @@ impl DeviceAllocator {
             }
         }
         self.exhausted = None;
+        self.reuse.tick();
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
@@ -369,6 +377,9 @@ impl DeviceAllocator {
         self.stats.requested_bytes.increase(st, orig_size);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
+        }
+        if expandable && st == PoolKind::Large && self.policy.moving.watches_reuse() {
+            self.stamp_reuse(id);
         }
         self.record(Action::Alloc, addr, orig_size, p.stream);
         Ok(addr)

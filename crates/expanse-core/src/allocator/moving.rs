@@ -71,16 +71,17 @@ impl DeviceAllocator {
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.rank));
         let mut supply = Vec::new();
         let mut got = 0u64;
-        for Donor { block: id, pages, .. } in candidates {
+        for Donor { block: id, pages, rank } in candidates {
             if got >= need || allowed == 0 {
                 break;
             }
             // A suffix run of this block's pages, all of them fitting the
-            // unmapped run they will be placed in.
+            // unmapped run they will be placed in, and none of them in the
+            // workload's working set.
             let mut lo = None;
             let mut hi = 0;
             for &(a, s) in pages.iter().rev() {
-                if got >= need || got + s > room || allowed == 0 {
+                if got >= need || got + s > room || allowed == 0 || self.in_working_set(rank.slot, a, s) {
                     break;
                 }
                 allowed -= 1;
