@@ -95,15 +95,21 @@ pub enum PagePolicy {
 /// held-out ones.
 pub const FREE_SHARE: u64 = 1024;
 
-/// expanse's bound on a new page by the device's size: 1/3584 of its total
-/// memory, which is the largest page (40 MiB) on an H200 (143,771 MiB) and
-/// so changes nothing there, and 11 MiB on a 40 GB device, where the
+/// expanse's bound on a new page by the device's size: 1/3578 of its total
+/// memory, which is the largest page (40 MiB) on an H200 and so changes
+/// nothing there, and 11 MiB on a 40 GB device, where the
 /// 40 MiB pages created while the device was still mostly free stranded
 /// enough at the limit that a tuning trace (lora_gpt2) needed more memory
 /// than PyTorch's 20 MiB pages (`docs/policy-study.md`, capacity). Chosen
 /// as the H200's largest page, not fitted to any trace; 3400 and 3594 give
-/// the same capacities on the tuning half.
-pub const TOTAL_SHARE: u64 = 3584;
+/// the same capacities on the tuning half. The H200's total is the one
+/// CUDA reports (`cuDeviceTotalMem`: 150,109,880,320 bytes, 143,156 MiB;
+/// `nvidia-smi` says 143,771 MiB, the host backend's default capacity):
+/// 1/3578 of either is 40 MiB after rounding down to the granularity, so
+/// the CUDA backend and the host backend decide alike. (The first value,
+/// 3584, gave 38 MiB pages on the real H200 and 40 MiB on the host, so
+/// CUDA replays of the default differed from the host's by up to 0.3%.)
+pub const TOTAL_SHARE: u64 = 3578;
 
 /// The device's memory when a page is placed (bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

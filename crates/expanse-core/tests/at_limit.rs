@@ -149,8 +149,8 @@ fn pages_are_bounded_by_the_free_memory() {
     }
 }
 
-/// Pages scale with the device: a new page is at most 1/3584 of its total
-/// memory. On a 16 GiB device that is 4 MiB (4.57 MiB rounded down to the
+/// Pages scale with the device: a new page is at most 1/3578 of its total
+/// memory. On a 16 GiB device that is 4 MiB (4.58 MiB rounded down to the
 /// granularity), so a 30 MiB tensor maps seven 4 MiB pages and one 2 MiB
 /// page (counted by hand); on an H200-sized device (143,771 MiB) the bound
 /// is 40 MiB and the same tensor maps one 30 MiB page, as with no bound.
@@ -167,6 +167,22 @@ fn pages_are_bounded_by_the_device_size() {
         let p = a.malloc(30 * MIB, StreamId(0)).unwrap();
         assert_eq!(a.stats().pages.created, pages);
         assert_eq!(a.reserved_bytes(), 30 * MIB);
+        a.check_invariants().unwrap();
+        a.free(p).unwrap();
+    }
+}
+
+/// The H200 as CUDA reports it (150,109,880,320 bytes, 143,156 MiB) and
+/// as the host backend's default capacity (143,771 MiB) both allow 40 MiB
+/// pages (40.01 and 40.18 MiB, rounded down to 2 MiB): a 40 MiB tensor
+/// maps one page on each, so CUDA and host replays decide alike. (At
+/// 1/3584, the CUDA figure gave 38 MiB: two pages.)
+#[test]
+fn the_h200_allows_40_mib_pages_on_cuda_and_host_alike() {
+    for total in [150_109_880_320, 143_771 * MIB] {
+        let mut a = one_bound(total, true);
+        let p = a.malloc(40 * MIB, StreamId(0)).unwrap();
+        assert_eq!(a.stats().pages.created, 1, "device of {total} bytes");
         a.check_invariants().unwrap();
         a.free(p).unwrap();
     }

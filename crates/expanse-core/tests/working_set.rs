@@ -35,7 +35,7 @@ fn check(s: &Scene) {
 /// `x` and `y` allocated, `x` freed; `conf` on top of the default.
 fn scene(conf: &str) -> Scene {
     // 80 GiB: new pages may be 20 MiB (at most 1/1024 of the free and
-    // 1/3584 of the total memory).
+    // 1/3578 of the total memory).
     let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
     let mut c = Config::parse("min_grow_size_mb:20,max_page_size_mb:20").unwrap();
     c.apply(conf).unwrap();
