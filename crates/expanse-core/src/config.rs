@@ -288,37 +288,6 @@ impl Config {
                 }
                 self.per_process_memory_fraction = Some(f);
             }
-            "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
-                let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
-                if mb == 0 || !mb.is_multiple_of(2) || mb > 1 << 20 {
-                    return Err(bad("a positive even number of MiB (a multiple of 2 MiB)"));
-                }
-                let bytes = mb * MIB;
-                match key {
-                    "small_page_size_mb" => self.small_page_size = bytes,
-                    "large_page_size_mb" => self.large_page_size = bytes,
-                    "max_page_size_mb" => self.max_page_size = bytes,
-                    _ => self.min_grow_size = bytes,
-                }
-            }
-            "move_budget" => {
-                let f: f64 = value.parse().map_err(|_| bad("a non-negative number (multiple of the uniform-page driver cost)"))?;
-                if !(f >= 0.0 && f.is_finite()) {
-                    return Err(bad("a non-negative number (multiple of the uniform-page driver cost)"));
-                }
-                self.move_budget = f;
-            }
-            "move_reuse_window" => {
-                let n: u64 = value.parse().map_err(|_| bad("a non-negative integer number of allocations"))?;
-                if n > 1 << 48 {
-                    return Err(bad("a number of allocations up to 2^48"));
-                }
-                self.move_reuse_window = n;
-            }
-            "release_threshold_mb" => {
-                let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
-                self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
-            }
             "backend" => {
                 if value != "native" {
                     return Err(bad("native (expanse is itself the backend)"));
@@ -334,6 +303,49 @@ impl Config {
                 if !n.is_power_of_two() || n > 128 {
                     return Err(bad("a power of two up to 128"));
                 }
+            }
+            _ => return self.set_expanse(key, value),
+        }
+        Ok(())
+    }
+
+    /// The keys of expanse's own policy (page sizes, moving, release).
+    fn set_expanse(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad =
+            |expected: &'static str| ConfigError::BadValue { key: key.to_string(), value: value.to_string(), expected };
+        match key {
+            "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
+                if mb == 0 || !mb.is_multiple_of(2) || mb > 1 << 20 {
+                    return Err(bad("a positive even number of MiB (a multiple of 2 MiB)"));
+                }
+                let bytes = mb * MIB;
+                match key {
+                    "small_page_size_mb" => self.small_page_size = bytes,
+                    "large_page_size_mb" => self.large_page_size = bytes,
+                    "max_page_size_mb" => self.max_page_size = bytes,
+                    _ => self.min_grow_size = bytes,
+                }
+            }
+            "move_budget" => {
+                let f: f64 = value
+                    .parse()
+                    .map_err(|_| bad("a non-negative number (multiple of the uniform-page driver cost)"))?;
+                if !(f >= 0.0 && f.is_finite()) {
+                    return Err(bad("a non-negative number (multiple of the uniform-page driver cost)"));
+                }
+                self.move_budget = f;
+            }
+            "move_reuse_window" => {
+                let n: u64 = value.parse().map_err(|_| bad("a non-negative integer number of allocations"))?;
+                if n > 1 << 48 {
+                    return Err(bad("a number of allocations up to 2^48"));
+                }
+                self.move_reuse_window = n;
+            }
+            "release_threshold_mb" => {
+                let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
+                self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
             }
             _ => return Err(ConfigError::UnknownKey { key: key.to_string() }),
         }
