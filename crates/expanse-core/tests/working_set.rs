@@ -95,28 +95,28 @@ fn memory_allocated_once_moves() {
     assert_eq!(grow(&mut s), 1, "x's page was allocated once: it moves");
 }
 
+/// `x` reused once, then `ticks` small allocations, then the growth:
+/// the pages it moved.
+fn moved_after_reuse_and(ticks: usize) -> u64 {
+    let mut s = scene("");
+    reuse_x(&mut s, 1);
+    let small = tick(&mut s, ticks);
+    let moved = grow(&mut s);
+    for p in small {
+        s.alloc.free(p).unwrap();
+    }
+    check(&s);
+    moved
+}
+
 #[test]
 fn memory_allocated_twice_moves_when_the_earlier_time_is_outside_the_window() {
     // x at allocation 1 (y at 2), its reuse at 3; 125 more allocations
     // put the growth at allocation 129: the earlier of x's two last
     // allocations (1) is 128 allocations back, inside the window ...
-    let mut s = scene("");
-    reuse_x(&mut s, 1);
-    let small = tick(&mut s, 125);
-    assert_eq!(grow(&mut s), 0);
-    for p in small {
-        s.alloc.free(p).unwrap();
-    }
-    check(&s);
+    assert_eq!(moved_after_reuse_and(125), 0);
     // ... and one allocation more puts it 129 allocations back: moved.
-    let mut s = scene("");
-    reuse_x(&mut s, 1);
-    let small = tick(&mut s, 126);
-    assert_eq!(grow(&mut s), 1);
-    for p in small {
-        s.alloc.free(p).unwrap();
-    }
-    check(&s);
+    assert_eq!(moved_after_reuse_and(126), 1);
 }
 
 #[test]
