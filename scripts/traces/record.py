@@ -661,6 +661,118 @@ def diffusion_sampling(rng):
             del x
 
 
+@workload("LLM generation with sampling and a static KV cache: HF generate (cache_implementation='static', top-p 0.9), Llama-style (GQA) 0.4B bf16, batch 1-32, prompt 32-1200, 16-96 new tokens")
+def gen_llama_static(rng):
+    from transformers import LlamaForCausalLM
+
+    cfg = llama_config(16, 4, 4096)
+    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(10):
+            b, p, n = rng.choice([1, 2, 4, 8, 16, 32]), rng.randint(32, 1200), rng.randint(16, 96)
+            ids = torch.randint(0, cfg.vocab_size, (b, p), device="cuda")
+            model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=n,
+                min_new_tokens=n,
+                do_sample=True,
+                top_p=0.9,
+                cache_implementation="static",
+                pad_token_id=0,
+            )
+            del ids
+
+
+@workload("convolutional autoencoder training: VAE-style encoder/decoder (128-256-512 channels, GroupNorm, SiLU), KL + L1 loss, batch 2-16 x image 128-512, AdamW, bf16 autocast")
+def vae_train(rng):
+    nn = torch.nn
+
+    def block(ci, co):
+        return nn.Sequential(nn.GroupNorm(32, ci), nn.SiLU(), nn.Conv2d(ci, co, 3, padding=1))
+
+    enc = nn.Sequential(
+        nn.Conv2d(3, 128, 3, padding=1), block(128, 128), nn.Conv2d(128, 128, 3, stride=2, padding=1),
+        block(128, 256), nn.Conv2d(256, 256, 3, stride=2, padding=1),
+        block(256, 512), nn.Conv2d(512, 512, 3, stride=2, padding=1), block(512, 512), nn.Conv2d(512, 8, 1),
+    ).cuda()
+    dec = nn.Sequential(
+        nn.Conv2d(4, 512, 3, padding=1), block(512, 512), nn.Upsample(scale_factor=2),
+        block(512, 256), nn.Upsample(scale_factor=2), block(256, 128), nn.Upsample(scale_factor=2),
+        block(128, 128), nn.Conv2d(128, 3, 3, padding=1),
+    ).cuda()
+    opt = torch.optim.AdamW(list(enc.parameters()) + list(dec.parameters()), lr=1e-4)
+    for _ in range(30):
+        b, r = rng.randint(2, 16), randint(rng, 128, 512, 64)
+        x = torch.randn(b, 3, r, r, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            mean, logvar = enc(x).float().chunk(2, dim=1)
+            z = mean + torch.randn_like(mean) * (0.5 * logvar).exp()
+            rec = dec(z)
+        loss = (rec.float() - x).abs().mean() + 1e-6 * (mean.pow(2) + logvar.exp() - logvar - 1).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, mean, logvar, z, rec, loss
+
+
+@workload("graph neural network training: 4 message-passing layers (width 256, index_add aggregation) on random graphs of 50k-200k nodes and 4-12 edges per node, AdamW, fp32")
+def gnn_train(rng):
+    nn = torch.nn
+
+    class Layer(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.msg = nn.Linear(2 * d, d)
+            self.upd = nn.Linear(2 * d, d)
+
+        def forward(self, h, src, dst):
+            m = torch.relu(self.msg(torch.cat([h[src], h[dst]], 1)))
+            agg = torch.zeros_like(h).index_add_(0, dst, m)
+            return torch.relu(self.upd(torch.cat([h, agg], 1)))
+
+    inp = nn.Linear(64, 256).cuda()
+    layers = nn.ModuleList([Layer(256) for _ in range(4)]).cuda()
+    out = nn.Linear(256, 16).cuda()
+    opt = torch.optim.AdamW(list(inp.parameters()) + list(layers.parameters()) + list(out.parameters()), lr=1e-3)
+    for _ in range(24):
+        n = randint(rng, 50_000, 200_000, 1000)
+        e = n * rng.randint(4, 12)
+        x = torch.randn(n, 64, device="cuda")
+        src = torch.randint(0, n, (e,), device="cuda")
+        dst = torch.randint(0, n, (e,), device="cuda")
+        y = torch.randint(0, 16, (n,), device="cuda")
+        h = inp(x)
+        for layer in layers:
+            h = layer(h, src, dst)
+        loss = torch.nn.functional.cross_entropy(out(h), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, src, dst, y, h, loss
+
+
+@workload("masked-LM pretraining with gradient accumulation: BERT-base MLM, 4 micro-batches of 8-32 x 128-512 tokens per step, 15% masked, AdamW, bf16 autocast")
+def bert_mlm_accum(rng):
+    from transformers import BertConfig, BertForMaskedLM
+
+    cfg = BertConfig()
+    model = BertForMaskedLM(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for _ in range(12):
+        for _ in range(4):
+            b, s = rng.randint(8, 32), randint(rng, 128, 512, 64)
+            ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
+            labels = torch.where(torch.rand(b, s, device="cuda") < 0.15, ids, torch.full_like(ids, -100))
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(input_ids=ids, labels=labels).loss / 4
+            loss.backward()
+            del ids, labels, loss
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+
 # ----------------------------------------------------------------- recording
 
 
