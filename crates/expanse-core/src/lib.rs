@@ -36,7 +36,7 @@ pub mod stats;
 
 pub use allocator::{DeviceAllocator, OomInfo, OomObserver, PoolId};
 pub use block::PoolKind;
-pub use caching::CachingAllocator;
+pub use caching::{CachingAllocator, Exclusive};
 pub use config::{Config, ConfigError};
 pub use cost::{CostState, DriverCosts};
 pub use error::{format_size, AllocError, OomReport};

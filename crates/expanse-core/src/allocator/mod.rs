@@ -22,9 +22,11 @@
 //! outside effect is calls on the [`Device`].
 #![forbid(unsafe_code)]
 
+mod active;
 mod address_space;
 mod growth;
 mod invariants;
+mod lanes;
 mod moving;
 mod oom;
 mod private_pools;
@@ -35,7 +37,6 @@ mod search;
 mod streams;
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use expanse_device::{Device, EventId, StreamId};
@@ -51,30 +52,9 @@ use crate::pool::{FreeKey, Pool};
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
 use crate::stats::DeviceStats;
 
+pub(crate) use lanes::LanePaths;
 pub use oom::{OomInfo, OomObserver};
 pub use private_pools::PoolId;
-
-/// Hash of a block address for the active map: addresses are multiples of
-/// 512, so the low bits carry nothing; a multiplicative mix of the rest is
-/// much cheaper than SipHash and not exposed to untrusted keys.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// A request being served.
 struct Request {
@@ -107,7 +87,7 @@ pub struct DeviceAllocator {
     /// Small and large pool, indexed by [`PoolKind`].
     pools: [Pool; 2],
     /// Allocated blocks by address.
-    active: HashMap<u64, BlockId, BuildHasherDefault<AddrHasher>>,
+    active: active::Active,
     /// Expandable segments by slot ([`SegmentRef::Expandable`]); `None`
     /// once released.
     segments: Vec<Option<ExpandableSegment>>,
@@ -140,6 +120,11 @@ pub struct DeviceAllocator {
     history: Option<Box<History>>,
     /// The out-of-memory path's last fruitless searches (`refusal.rs`).
     refused: refusal::Refusals,
+    /// Which arena part each stream's blocks live in (`lanes.rs`).
+    parts: lanes::PartTable,
+    /// A lane: a part of another allocator's state, lent (`lanes.rs`);
+    /// it tears nothing down.
+    is_lane: bool,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -169,7 +154,7 @@ impl DeviceAllocator {
             policy,
             blocks: Arena::default(),
             pools: [Pool::default(), Pool::default()],
-            active: HashMap::default(),
+            active: active::Active::default(),
             segments: Vec::new(),
             events: HashMap::new(),
             stats: DeviceStats::default(),
@@ -186,6 +171,8 @@ impl DeviceAllocator {
             exhausted: None,
             history: None,
             refused: refusal::Refusals::default(),
+            parts: lanes::PartTable::default(),
+            is_lane: false,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -326,6 +313,12 @@ impl DeviceAllocator {
             }
             return Err(e);
         }
+        Ok(self.hand_out(p, id, cached, orig_size))
+    }
+
+    /// [`Self::alloc_block_from`] once the reuse is ordered.
+    #[inline]
+    fn hand_out(&mut self, p: &Request, id: BlockId, cached: Option<(FreeKey, Option<Loc>)>, orig_size: u64) -> u64 {
         let st = p.pool;
         let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
@@ -371,13 +364,13 @@ impl DeviceAllocator {
             self.stats.oversize_allocations.increase(1);
         }
         self.record(Action::Alloc, addr, orig_size, p.stream);
-        Ok(addr)
+        addr
     }
 
     /// Free the allocation at `ptr`. An unknown pointer (never allocated
     /// here, or already freed) is a misuse error and changes nothing.
     pub fn free(&mut self, ptr: u64) -> Result<(), AllocError> {
-        let Some(id) = self.active.remove(&ptr) else {
+        let Some(id) = self.active.remove(ptr) else {
             return Err(AllocError::Misuse {
                 message: format!(
                     "free of unknown pointer {ptr:#x} on device {}: not allocated by this allocator, or already freed",
@@ -385,6 +378,22 @@ impl DeviceAllocator {
                 ),
             });
         };
+        self.unallocate(ptr, id);
+        if !self.blocks.get(id).stream_uses.is_empty() {
+            self.insert_events_unless_capturing(id)?;
+        } else {
+            self.free_block(id);
+        }
+        if self.policy.release.threshold.is_some() {
+            self.release_over_threshold()?;
+        }
+        Ok(())
+    }
+
+    /// Block `id` at `ptr`, just taken off the active map, is no longer
+    /// allocated: recorded, and its allocation statistics updated.
+    #[inline]
+    fn unallocate(&mut self, ptr: u64, id: BlockId) {
         let b = self.blocks.get_mut(id);
         b.allocated = false;
         let (pool, size, requested, stream) = (b.pool, b.size, b.requested, b.stream);
@@ -396,15 +405,6 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }
-        if !self.blocks.get(id).stream_uses.is_empty() {
-            self.insert_events_unless_capturing(id)?;
-        } else {
-            self.free_block(id);
-        }
-        if self.policy.release.threshold.is_some() {
-            self.release_over_threshold()?;
-        }
-        Ok(())
     }
 
     /// Give device `peer` access to all memory of this device, now and
@@ -428,7 +428,7 @@ impl DeviceAllocator {
 
     /// Size of the allocation at `ptr`, if it is one.
     pub fn allocation_size(&self, ptr: u64) -> Option<u64> {
-        self.active.get(&ptr).map(|&id| self.blocks.get(id).size)
+        self.active.get(ptr).map(|id| self.blocks.get(id).size)
     }
 
     /// Bytes reserved from the device.
@@ -444,6 +444,9 @@ impl DeviceAllocator {
 
 impl Drop for DeviceAllocator {
     fn drop(&mut self) {
+        if self.is_lane {
+            return;
+        }
         self.teardown();
         for e in &self.teardown_errors {
             eprintln!("expanse: device {}: {e}", self.device.ordinal());

@@ -12,6 +12,7 @@ impl DeviceAllocator {
     /// Best fit among cached free blocks on the same stream: its key and
     /// where it is, left in the free set for the caller to take out or
     /// replace.
+    #[inline]
     pub(super) fn get_free_block(&mut self, p: &Request) -> Option<(FreeKey, Option<Loc>)> {
         let gc = self.gc_enabled();
         let max_split = self.config.max_split_size;
@@ -79,7 +80,7 @@ impl DeviceAllocator {
         f.prev = b.prev;
         f.next = Some(id);
         let prev = b.prev;
-        let fid = self.blocks.insert(f);
+        let fid = self.blocks.insert_near(id, f);
         if let Some(p) = prev {
             self.blocks.get_mut(p).next = Some(fid);
         }
@@ -101,7 +102,7 @@ impl DeviceAllocator {
         f.prev = Some(id);
         f.next = b.next;
         let (next, start) = (b.next, b.addr);
-        let fid = self.blocks.insert(f);
+        let fid = self.blocks.insert_near(id, f);
         if let Some(n) = next {
             self.blocks.get_mut(n).prev = Some(fid);
         }

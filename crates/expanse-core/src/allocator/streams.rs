@@ -80,7 +80,7 @@ impl DeviceAllocator {
     /// Mark the allocation at `ptr` as used on `stream` too: when freed, it
     /// is reused only after the work queued on `stream` by then completed.
     pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
-        let Some(&id) = self.active.get(&ptr) else {
+        let Some(id) = self.active.get(ptr) else {
             return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
         };
         let b = self.blocks.get_mut(id);
