@@ -125,10 +125,10 @@ impl DeviceSlot {
         device: u32,
         part: usize,
         allowed: impl FnOnce(&LanePaths) -> bool,
-        f: impl FnOnce(&mut DeviceAllocator) -> Option<T>,
-    ) -> Option<Result<T, AllocError>> {
+        f: impl FnOnce(&mut DeviceAllocator) -> Option<Result<T, Box<AllocError>>>,
+    ) -> Option<Result<T, Box<AllocError>>> {
         let Some(mut guard) = lock_briefly(&self.lanes[part].0) else {
-            return Some(Err(AllocError::Poisoned { device }));
+            return Some(Err(Box::new(AllocError::Poisoned { device })));
         };
         let lane = &mut *guard;
         if !lane.out || !allowed(&lane.paths) {
@@ -139,11 +139,32 @@ impl DeviceSlot {
         lane.served += 1;
         if !lane.owns_stats {
             let Some(mut shared) = lock_briefly(&self.shared_stats.0) else {
-                return Some(Err(AllocError::Poisoned { device }));
+                return Some(Err(Box::new(AllocError::Poisoned { device })));
             };
             shared.absorb_lane(a.stats_mut());
         }
-        Some(Ok(r))
+        Some(r)
+    }
+
+    /// Malloc on the whole state (a miss in the lane, or no lane).
+    #[cold]
+    #[inline(never)]
+    fn malloc_whole(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        self.exclusive(device, Some(stream))?.malloc(size, stream)
+    }
+
+    /// Free `ptr`, not in lane `tried`: another stream's block (allocated
+    /// by another thread, or lent to this thread's stream) is freed by its
+    /// owner's lane, anything else by the whole state.
+    #[cold]
+    #[inline(never)]
+    fn free_elsewhere(&self, device: u32, ptr: u64, tried: usize) -> Result<(), AllocError> {
+        for p in (1..=self.lane_count.load(Ordering::Acquire)).filter(|&p| p != tried) {
+            if let Some(r) = self.on_lane(device, p, |p| p.free, |a| a.free_cached(ptr).then_some(Ok(()))) {
+                return r.map_err(|e| *e);
+            }
+        }
+        self.exclusive(device, None)?.free(ptr)
     }
 
     /// The whole state, every lent part taken back: see [`Exclusive`].
@@ -205,7 +226,17 @@ impl Drop for DeviceSlot {
 /// Lock `m`, held only for a few dozen instructions by anyone: spin a
 /// little before sleeping (a sleeping waiter makes every unlock a system
 /// call). `None`: poisoned.
+#[inline]
 fn lock_briefly<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    if let Ok(g) = m.try_lock() {
+        return Some(g);
+    }
+    lock_contended(m)
+}
+
+#[cold]
+#[inline(never)]
+fn lock_contended<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
     for _ in 0..64 {
         match m.try_lock() {
             Ok(g) => return Some(g),
@@ -353,10 +384,10 @@ impl CachingAllocator {
         if let Some(part) = slot.lane_of(stream) {
             FREE_HINT.set((self.id, device, part));
             if let Some(r) = slot.on_lane(device, part, |p| p.malloc, |a| a.malloc_cached(size, stream)) {
-                return r.and_then(|r| r);
+                return r.map_err(|e| *e);
             }
         }
-        slot.exclusive(device, Some(stream))?.malloc(size, stream)
+        slot.malloc_whole(device, size, stream)
     }
 
     /// Free `ptr` (allocated on `device`).
@@ -364,20 +395,12 @@ impl CachingAllocator {
         let slot = self.slot(device)?;
         let (id, d, hint) = FREE_HINT.get();
         let hint = if id == self.id && d == device { hint } else { 0 };
-        let free = |p: usize| slot.on_lane(device, p, |p| p.free, |a| a.free_cached(ptr).then_some(()));
         if hint != 0 {
-            if let Some(r) = free(hint) {
-                return r;
+            if let Some(r) = slot.on_lane(device, hint, |p| p.free, |a| a.free_cached(ptr).then_some(Ok(()))) {
+                return r.map_err(|e| *e);
             }
         }
-        // Another stream's block (allocated by another thread, or lent to
-        // this one's stream): its owner's lane frees it.
-        for p in (1..=slot.lane_count.load(Ordering::Acquire)).filter(|&p| p != hint) {
-            if let Some(r) = free(p) {
-                return r;
-            }
-        }
-        slot.exclusive(device, None)?.free(ptr)
+        slot.free_elsewhere(device, ptr, hint)
     }
 
     /// Requests served by `device`'s lanes so far, without the device's

@@ -129,8 +129,9 @@ impl DeviceAllocator {
     /// where [`Self::lane_paths`] allows a malloc: then `malloc` would
     /// decide exactly this (including the event waits that order the reuse
     /// of a block another stream used last, and their failure).
+    /// (Errors boxed: they are rare, and the common answer stays small.)
     #[inline]
-    pub(crate) fn malloc_cached(&mut self, orig_size: u64, stream: StreamId) -> Option<Result<u64, AllocError>> {
+    pub(crate) fn malloc_cached(&mut self, orig_size: u64, stream: StreamId) -> Option<Result<u64, Box<AllocError>>> {
         if orig_size > MAX_REQUEST {
             return None;
         }
@@ -140,9 +141,22 @@ impl DeviceAllocator {
         let (k, at) = self.get_free_block(&p)?;
         if self.blocks.get(k.block).last_use.all_are(stream) {
             // `order_reuse` would do nothing.
-            return Some(Ok(self.hand_out(&p, k.block, Some((k, at)), orig_size)));
+            return Some(Ok(self.hand_out(&p, k.block, Some(&(k, at)), orig_size)));
         }
-        Some(self.alloc_block_from(&p, k.block, Some((k, at)), orig_size))
+        Some(self.reuse_after_waits(&p, k, at, orig_size))
+    }
+
+    /// [`Self::alloc_block_from`] for a cached block another stream used last.
+    #[cold]
+    #[inline(never)]
+    fn reuse_after_waits(
+        &mut self,
+        p: &Request,
+        k: crate::pool::FreeKey,
+        at: Option<crate::free_set::Loc>,
+        orig_size: u64,
+    ) -> Result<u64, Box<AllocError>> {
+        self.alloc_block_from(p, k.block, Some((k, at)), orig_size).map_err(Box::new)
     }
 
     /// `free(ptr)` when `ptr` is one of this state's blocks, of a shared

@@ -12,7 +12,7 @@ impl DeviceAllocator {
     /// Best fit among cached free blocks on the same stream: its key and
     /// where it is, left in the free set for the caller to take out or
     /// replace.
-    #[inline]
+    #[inline(always)]
     pub(super) fn get_free_block(&mut self, p: &Request) -> Option<(FreeKey, Option<Loc>)> {
         let gc = self.gc_enabled();
         let max_split = self.config.max_split_size;
