@@ -321,10 +321,9 @@ impl DeviceAllocator {
     #[inline]
     fn hand_out(&mut self, p: &Request, id: BlockId, cached: Option<&(FreeKey, Option<Loc>)>, orig_size: u64) -> u64 {
         let st = p.pool;
-        let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
-        let already_split = b.is_split();
-        let expandable = b.is_expandable();
+        let split = self.policy.should_split(b.pool, b.size, p.size, self.config.max_split_size);
+        let (already_split, expandable, whole) = (b.is_split(), b.is_expandable(), b.size);
         let mut id = id;
         if split {
             // [block of size][remaining] — the remaining keeps the old id.
@@ -336,7 +335,7 @@ impl DeviceAllocator {
                 }
                 None => self.insert_into_pool(remaining),
             }
-            let rem_size = self.blocks.get(remaining).size;
+            let rem_size = whole - p.size;
             if already_split && !expandable {
                 self.stats.inactive_split_bytes.decrease(st, p.size);
             } else if !expandable {
@@ -348,12 +347,13 @@ impl DeviceAllocator {
             self.pools[p.pool as usize].free.remove_at(&k, at);
         }
         if !split && already_split && !expandable {
-            let size = self.blocks.get(id).size;
-            self.stats.inactive_split_bytes.decrease(st, size);
+            self.stats.inactive_split_bytes.decrease(st, whole);
             self.stats.inactive_split.decrease(st, 1);
         }
-        self.claim(id, p.stream);
         let b = self.blocks.get_mut(id);
+        // The stream is now the block's only user (after `order_reuse`).
+        b.last_use.clear();
+        b.last_use.insert(p.stream);
         b.allocated = true;
         b.requested = orig_size;
         let (addr, size) = (b.addr, b.size);

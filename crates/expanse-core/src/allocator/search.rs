@@ -61,12 +61,6 @@ impl DeviceAllocator {
         Some((cur, at))
     }
 
-    /// Whether free block `id`, serving `size` bytes, is split.
-    pub(super) fn should_split(&self, id: BlockId, size: u64) -> bool {
-        let b = self.blocks.get(id);
-        self.policy.should_split(b.pool, b.size, size, self.config.max_split_size)
-    }
-
     /// Split the first `size` bytes of block `id` off into a new block just
     /// before it, with the same segment, stream, pool, mapping state and
     /// users. Neither block is in a pool set afterwards: the caller files
@@ -177,10 +171,9 @@ impl DeviceAllocator {
     pub(super) fn free_block(&mut self, id: BlockId) {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
-        self.record(Action::FreeCompleted, addr, requested, stream);
-        let b = self.blocks.get(id);
         let (orig_size, pool, expandable) = (b.size, b.pool, b.is_expandable());
         let (prev, next) = (b.prev, b.next);
+        self.record(Action::FreeCompleted, addr, requested, stream);
         let mut d_blocks: i64 = 0;
         let mut d_bytes: i64 = 0;
         let mut vacated = None;
