@@ -17,7 +17,7 @@
 //! state would serve it from that part alone. Statistics: while one lane
 //! is out it holds them; while several are, they sit behind their own lock
 //! and each lane request adds its recorded changes under it
-//! ([`DeviceStats::absorb`]), so current values, totals and peaks are those
+//! ([`DeviceStats::absorb_lane`]), so current values, totals and peaks are those
 //! of the requests in the order they took that lock.
 
 use std::cell::Cell;
@@ -86,7 +86,9 @@ const _: () = assert!(PARTS <= 32);
 
 #[derive(Debug)]
 struct DeviceSlot {
-    whole: Mutex<Whole>,
+    /// (Padded: whole-state requests write its lock word, lane requests
+    /// only read the fields below.)
+    whole: Padded<Mutex<Whole>>,
     /// Lane `p` for part `p` (part 0, shared by streams past the first
     /// `PARTS - 1`, is never lent).
     lanes: Box<[Padded<Mutex<Lane>>]>,
@@ -102,7 +104,7 @@ struct DeviceSlot {
 impl DeviceSlot {
     fn new(alloc: DeviceAllocator) -> Self {
         DeviceSlot {
-            whole: Mutex::new(Whole { alloc, out: 0 }),
+            whole: Padded(Mutex::new(Whole { alloc, out: 0 })),
             lanes: (0..PARTS).map(|_| Padded::default()).collect(),
             lane_streams: Padded(std::array::from_fn(|_| AtomicU64::new(0))),
             lane_count: AtomicUsize::new(0),
@@ -171,7 +173,7 @@ impl DeviceSlot {
     /// `want`: a stream whose part to lend when done, besides those lent now.
     fn exclusive(&self, device: u32, want: Option<StreamId>) -> Result<Exclusive<'_>, AllocError> {
         let poisoned = AllocError::Poisoned { device };
-        let mut whole = self.whole.lock().map_err(|_| poisoned.clone())?;
+        let mut whole = self.whole.0.lock().map_err(|_| poisoned.clone())?;
         let mut lanes: [Option<MutexGuard<'_, Lane>>; PARTS] = std::array::from_fn(|_| None);
         let out = whole.out;
         for p in bits(out) {
@@ -204,7 +206,7 @@ impl Drop for DeviceSlot {
     /// Take every lent part back, so that the whole state tears down all of
     /// it. A poisoned lock leaves things where they are.
     fn drop(&mut self) {
-        let Ok(whole) = self.whole.get_mut() else { return };
+        let Ok(whole) = self.whole.0.get_mut() else { return };
         let out = whole.out;
         for p in bits(out) {
             let Ok(lane) = self.lanes[p].0.get_mut() else { continue };
