@@ -15,10 +15,11 @@
 //! Decisions are the single-threaded ones: a lane runs the same code on
 //! the same blocks and keys, and serves a request only where the whole
 //! state would serve it from that part alone. Statistics: while one lane
-//! is out it holds them; while several are, they sit behind their own lock
-//! and each lane request adds its recorded changes under it
-//! ([`DeviceStats::absorb_lane`]), so current values, totals and peaks are those
-//! of the requests in the order they took that lock.
+//! is out it holds them; while several are, the current values and peaks
+//! of the counters lanes change sit behind their own lock and each lane
+//! request applies its recorded changes under it, its totals kept by the
+//! lane (`lane_stats.rs`): current values and peaks are those of the
+//! requests in the order they took that lock, totals are sums.
 
 use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
@@ -31,6 +32,7 @@ use crate::allocator::{bad_device, DeviceAllocator, LanePaths, OomObserver};
 use crate::block::PARTS;
 use crate::config::Config;
 use crate::error::AllocError;
+use crate::lane_stats::{LaneTotals, SharedCounters};
 use crate::snapshot::Snapshot;
 use crate::stats::DeviceStats;
 
@@ -62,9 +64,12 @@ struct Lane {
     /// What the lane may serve (as the whole state stood when lent).
     paths: LanePaths,
     /// Whether the lane holds the device's statistics (it is the only lane
-    /// out); otherwise its own are the changes not yet added to
-    /// [`DeviceSlot::shared_stats`], all zero between requests.
+    /// out); otherwise its own record one request's changes (all zero
+    /// between requests), whose current values and peaks go to
+    /// [`DeviceSlot::shared_stats`] and whose totals to `totals`.
     owns_stats: bool,
+    /// Totals of the lane's requests while several lanes are out.
+    totals: LaneTotals,
     /// Requests the lane served.
     served: u64,
 }
@@ -97,8 +102,10 @@ struct DeviceSlot {
     /// a stream gets a part, never changed after.
     lane_streams: Padded<[AtomicU64; PARTS]>,
     lane_count: AtomicUsize,
-    /// The statistics while more than one lane is out.
-    shared_stats: Padded<Mutex<DeviceStats>>,
+    /// Current values and peaks of the counters lanes change, while more
+    /// than one lane is out (the rest of the statistics wait in the whole
+    /// state).
+    shared_stats: Padded<Mutex<SharedCounters>>,
 }
 
 impl DeviceSlot {
@@ -140,10 +147,11 @@ impl DeviceSlot {
         let r = f(a)?;
         lane.served += 1;
         if !lane.owns_stats {
+            let changes = lane.totals.record(a.stats_mut());
             let Some(mut shared) = lock_briefly(&self.shared_stats.0) else {
                 return Some(Err(Box::new(AllocError::Poisoned { device })));
             };
-            shared.absorb_lane(a.stats_mut());
+            shared.apply(&changes);
         }
         Some(r)
     }
@@ -179,24 +187,25 @@ impl DeviceSlot {
         for p in bits(out) {
             lanes[p] = Some(lock_briefly(&self.lanes[p].0).ok_or_else(|| poisoned.clone())?);
         }
-        let mut shared =
-            if out.count_ones() > 1 { Some(self.shared_stats.0.lock().map_err(|_| poisoned)?) } else { None };
+        let shared = if out.count_ones() > 1 { Some(self.shared_stats.0.lock().map_err(|_| poisoned)?) } else { None };
         // Nothing has changed yet: from here on, nothing fails.
         let w = &mut *whole;
+        if let Some(s) = &shared {
+            s.write_to(w.alloc.stats_mut());
+        }
+        drop(shared);
         for p in bits(out) {
             let lane = lanes[p].as_deref_mut().expect("locked above");
             let la = lane.alloc.as_mut().expect("a lent lane holds its state");
             w.alloc.take_back_part(p, la);
             if lane.owns_stats {
                 std::mem::swap(w.alloc.stats_mut(), la.stats_mut());
+            } else {
+                lane.totals.add_to(w.alloc.stats_mut());
             }
             lane.out = false;
             lane.owns_stats = false;
         }
-        if let Some(s) = shared.as_deref_mut() {
-            std::mem::swap(w.alloc.stats_mut(), s);
-        }
-        drop(shared);
         w.out = 0;
         Ok(Exclusive { slot: self, whole, lanes, was_out: out, want })
     }
@@ -208,17 +217,19 @@ impl Drop for DeviceSlot {
     fn drop(&mut self) {
         let Ok(whole) = self.whole.0.get_mut() else { return };
         let out = whole.out;
+        if out.count_ones() > 1 {
+            if let Ok(s) = self.shared_stats.0.get_mut() {
+                s.write_to(whole.alloc.stats_mut());
+            }
+        }
         for p in bits(out) {
             let Ok(lane) = self.lanes[p].0.get_mut() else { continue };
             let Some(la) = lane.alloc.as_mut() else { continue };
             whole.alloc.take_back_part(p, la);
             if lane.owns_stats {
                 std::mem::swap(whole.alloc.stats_mut(), la.stats_mut());
-            }
-        }
-        if out.count_ones() > 1 {
-            if let Ok(s) = self.shared_stats.0.get_mut() {
-                std::mem::swap(whole.alloc.stats_mut(), s);
+            } else {
+                lane.totals.add_to(whole.alloc.stats_mut());
             }
         }
         whole.out = 0;
@@ -335,6 +346,10 @@ impl Drop for Exclusive<'_> {
                 Err(_) => lend = 0,
             }
         }
+        if let Some(s) = shared.as_deref_mut() {
+            *s = SharedCounters::of(w.alloc.stats_mut());
+        }
+        drop(shared);
         for p in bits(lend) {
             let lane = self.lanes[p].as_deref_mut().expect("locked above");
             let la = lane.alloc.get_or_insert_with(|| w.alloc.new_lane());
@@ -345,9 +360,6 @@ impl Drop for Exclusive<'_> {
             if lane.owns_stats {
                 std::mem::swap(w.alloc.stats_mut(), la.stats_mut());
             }
-        }
-        if let Some(s) = shared.as_deref_mut() {
-            std::mem::swap(w.alloc.stats_mut(), s);
         }
         w.out = lend;
     }

@@ -25,6 +25,7 @@ mod error;
 pub mod expandable_segment;
 mod free_set;
 pub mod history;
+mod lane_stats;
 #[cfg(feature = "testing")]
 pub mod ops;
 pub mod pickle;

@@ -211,62 +211,6 @@ impl DeviceStats {
         self.num_device_free = 0;
     }
 
-    /// Apply the changes `delta` recorded, starting from all zero (a lane's
-    /// statistics, `caching.rs`): every counter ends as if the same changes
-    /// had been made here, peaks included. `max_split_size` is not a counter
-    /// and stays.
-    pub fn absorb(&mut self, delta: &DeviceStats) {
-        for (mine, (_, theirs)) in self.arrays_mut().into_iter().zip(delta.arrays()) {
-            mine.all.absorb(&theirs.all);
-            mine.small_pool.absorb(&theirs.small_pool);
-            mine.large_pool.absorb(&theirs.large_pool);
-        }
-        self.oversize_allocations.absorb(&delta.oversize_allocations);
-        self.oversize_segments.absorb(&delta.oversize_segments);
-        self.num_alloc_retries += delta.num_alloc_retries;
-        self.num_ooms += delta.num_ooms;
-        self.num_sync_all_streams += delta.num_sync_all_streams;
-        self.num_device_alloc += delta.num_device_alloc;
-        self.num_device_free += delta.num_device_free;
-        self.cross_stream_waits += delta.cross_stream_waits;
-        let (p, d) = (&mut self.pages, &delta.pages);
-        p.created += d.created;
-        p.mapped += d.mapped;
-        p.moved += d.moved;
-        p.unmapped += d.unmapped;
-        p.released += d.released;
-        p.access_sets += d.access_sets;
-        p.stream_syncs += d.stream_syncs;
-    }
-
-    /// [`Self::absorb`] for a lane's changes (`caching.rs`), which only
-    /// allocations, frees and cross-stream waits make, and reset them to
-    /// zero. Counters no change touched are not read here.
-    pub fn absorb_lane(&mut self, delta: &mut DeviceStats) {
-        let pairs = [
-            (&mut self.allocation, &mut delta.allocation),
-            (&mut self.active, &mut delta.active),
-            (&mut self.inactive_split, &mut delta.inactive_split),
-            (&mut self.allocated_bytes, &mut delta.allocated_bytes),
-            (&mut self.active_bytes, &mut delta.active_bytes),
-            (&mut self.inactive_split_bytes, &mut delta.inactive_split_bytes),
-            (&mut self.requested_bytes, &mut delta.requested_bytes),
-        ];
-        for (mine, theirs) in pairs {
-            for (m, t) in mine.each_mut().into_iter().zip(theirs.each_mut()) {
-                if *t != Stat::default() {
-                    m.absorb(t);
-                    *t = Stat::default();
-                }
-            }
-        }
-        if delta.oversize_allocations != Stat::default() {
-            self.oversize_allocations.absorb(&delta.oversize_allocations);
-            delta.oversize_allocations = Stat::default();
-        }
-        self.cross_stream_waits += std::mem::take(&mut delta.cross_stream_waits);
-    }
-
     fn arrays_mut(&mut self) -> [&mut PoolStats; 9] {
         [
             &mut self.allocation,
@@ -386,18 +330,6 @@ mod tests {
                 assert_eq!(here, direct, "ops {ops:?} cut at {cut}");
             }
         }
-        let mut a = DeviceStats::default();
-        a.allocated_bytes.increase(PoolKind::Large, 100);
-        a.allocated_bytes.decrease(PoolKind::Large, 60);
-        let mut d = DeviceStats::default();
-        d.allocated_bytes.decrease(PoolKind::Large, 30);
-        d.allocated_bytes.increase(PoolKind::Large, 20);
-        d.num_ooms = 2;
-        a.absorb(&d);
-        // 100 up, 60 down, 30 down, 20 up: current 30, peak still 100.
-        assert_eq!((a.allocated_bytes.all.current, a.allocated_bytes.all.peak), (30, 100));
-        assert_eq!((a.allocated_bytes.large_pool.allocated, a.allocated_bytes.large_pool.freed), (120, 90));
-        assert_eq!(a.num_ooms, 2);
     }
 
     #[test]
