@@ -9,18 +9,17 @@
 //! takes the device's lock, then every lent lane's lock in part order, takes
 //! the parts back, runs on the whole state as a single thread would, and
 //! lends them again when done ([`Exclusive`]). Lock order: device, then
-//! lanes by part; a lane's own request takes only its lane, never the
-//! device's lock.
+//! lanes by part, then the shared statistics; a lane's own request takes
+//! only its lane (and then the shared statistics), never the device's lock.
 //!
 //! Decisions are the single-threaded ones: a lane runs the same code on
 //! the same blocks and keys, and serves a request only where the whole
 //! state would serve it from that part alone. Statistics: while one lane
 //! is out it holds them; while several are, the current values and peaks
-//! of the counters lanes change are shared atomics that each lane request
-//! adds its recorded changes to, its totals kept by the lane
-//! (`lane_stats.rs`): every counter's current value and peak are those of
-//! the requests in the order their changes took effect on it, totals are
-//! sums.
+//! of the counters lanes change sit behind their own lock and each lane
+//! request applies its recorded changes under it, its totals kept by the
+//! lane (`lane_stats.rs`): current values and peaks are those of the
+//! requests in the order they took that lock, totals are sums.
 
 use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
@@ -105,8 +104,8 @@ struct DeviceSlot {
     lane_count: AtomicUsize,
     /// Current values and peaks of the counters lanes change, while more
     /// than one lane is out (the rest of the statistics wait in the whole
-    /// state): atomics, no lock.
-    shared_stats: Padded<SharedCounters>,
+    /// state).
+    shared_stats: Padded<Mutex<SharedCounters>>,
 }
 
 impl DeviceSlot {
@@ -149,7 +148,10 @@ impl DeviceSlot {
         lane.served += 1;
         if !lane.owns_stats {
             let changes = lane.totals.record(a.stats_mut());
-            self.shared_stats.0.apply(&changes);
+            let Some(mut shared) = lock_briefly(&self.shared_stats.0) else {
+                return Some(Err(Box::new(AllocError::Poisoned { device })));
+            };
+            shared.apply(&changes);
         }
         Some(r)
     }
@@ -185,11 +187,13 @@ impl DeviceSlot {
         for p in bits(out) {
             lanes[p] = Some(lock_briefly(&self.lanes[p].0).ok_or_else(|| poisoned.clone())?);
         }
+        let shared = if out.count_ones() > 1 { Some(self.shared_stats.0.lock().map_err(|_| poisoned)?) } else { None };
         // Nothing has changed yet: from here on, nothing fails.
         let w = &mut *whole;
-        if out.count_ones() > 1 {
-            self.shared_stats.0.write_to(w.alloc.stats_mut());
+        if let Some(s) = &shared {
+            s.write_to(w.alloc.stats_mut());
         }
+        drop(shared);
         for p in bits(out) {
             let lane = lanes[p].as_deref_mut().expect("locked above");
             let la = lane.alloc.as_mut().expect("a lent lane holds its state");
@@ -214,7 +218,9 @@ impl Drop for DeviceSlot {
         let Ok(whole) = self.whole.0.get_mut() else { return };
         let out = whole.out;
         if out.count_ones() > 1 {
-            self.shared_stats.0.write_to(whole.alloc.stats_mut());
+            if let Ok(s) = self.shared_stats.0.get_mut() {
+                s.write_to(whole.alloc.stats_mut());
+            }
         }
         for p in bits(out) {
             let Ok(lane) = self.lanes[p].0.get_mut() else { continue };
@@ -333,9 +339,17 @@ impl Drop for Exclusive<'_> {
                 }
             }
         }
+        let mut shared = None;
         if lend.count_ones() > 1 {
-            slot.shared_stats.0.load_from(w.alloc.stats_mut());
+            match slot.shared_stats.0.lock() {
+                Ok(s) => shared = Some(s),
+                Err(_) => lend = 0,
+            }
         }
+        if let Some(s) = shared.as_deref_mut() {
+            *s = SharedCounters::of(w.alloc.stats_mut());
+        }
+        drop(shared);
         for p in bits(lend) {
             let lane = self.lanes[p].as_deref_mut().expect("locked above");
             let la = lane.alloc.get_or_insert_with(|| w.alloc.new_lane());

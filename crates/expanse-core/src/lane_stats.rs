@@ -3,20 +3,13 @@
 //! A lane request changes only the counters of allocations, active blocks
 //! and bytes, split blocks and bytes, allocated and requested bytes (each
 //! for both pools and its own pool) and oversize allocations, and adds
-//! cross-stream waits. Their current values and peaks are shared atomics
-//! ([`SharedCounters`], packed by pool so that a request writes two or
-//! three cache lines): a request adds its change of each counter's current
-//! value with one atomic add, which returns the value before it, and
-//! raises the peak to that value plus the request's own largest rise when
-//! that is higher. Each counter's current value and peak are then exactly
-//! those of the requests in the order their adds took effect on it (an
-//! order that follows real time: a request finished before another began
-//! comes first), with no lock to queue on. Totals (`allocated`, `freed`)
-//! and waits are sums: each lane keeps its own ([`LaneTotals`]), added to
-//! the device's when the parts come back.
+//! cross-stream waits. Their current values and peaks must follow one
+//! order of the requests, so they sit behind one lock, packed by pool so
+//! that a request writes two or three cache lines there
+//! ([`SharedCounters`]). Totals (`allocated`, `freed`) and waits are sums:
+//! each lane keeps its own ([`LaneTotals`]), added to the device's when
+//! the parts come back.
 #![forbid(unsafe_code)]
-
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 use crate::stats::{DeviceStats, PoolStats, Stat};
 
@@ -47,12 +40,10 @@ fn counters(s: &mut DeviceStats) -> [&mut Stat; COUNTERS] {
 }
 
 /// Current values and peaks of the [`COUNTERS`], shared by the lanes out.
-/// Read and written whole only while no lane request runs (every lane's
-/// lock held), so relaxed atomics suffice: the locks order those accesses.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SharedCounters {
-    current: [AtomicI64; COUNTERS],
-    peak: [AtomicI64; COUNTERS],
+    current: [i64; COUNTERS],
+    peak: [i64; COUNTERS],
 }
 
 /// One lane request's changes to current values and peaks: `(counter,
@@ -65,34 +56,29 @@ pub struct Changes {
 }
 
 impl SharedCounters {
-    /// Take the current values and peaks of `s` (no lane request running).
-    pub fn load_from(&self, s: &mut DeviceStats) {
+    /// The current values and peaks of `s`.
+    pub fn of(s: &mut DeviceStats) -> Self {
+        let mut c = SharedCounters::default();
         for (i, st) in counters(s).into_iter().enumerate() {
-            self.current[i].store(st.current, Relaxed);
-            self.peak[i].store(st.peak, Relaxed);
+            (c.current[i], c.peak[i]) = (st.current, st.peak);
         }
+        c
     }
 
-    /// Write the current values and peaks back into `s` (no lane request
-    /// running).
+    /// Write the current values and peaks back into `s`.
     pub fn write_to(&self, s: &mut DeviceStats) {
         for (i, st) in counters(s).into_iter().enumerate() {
-            (st.current, st.peak) = (self.current[i].load(Relaxed), self.peak[i].load(Relaxed));
+            (st.current, st.peak) = (self.current[i], self.peak[i]);
         }
     }
 
-    /// Apply one request's changes, as [`Stat::absorb`] would, while other
-    /// lanes apply theirs.
+    /// Apply one request's changes, as [`Stat::absorb`] would.
     #[inline]
-    pub fn apply(&self, changes: &Changes) {
-        for &(i, current, rise) in &changes.list[..changes.len] {
+    pub fn apply(&mut self, changes: &Changes) {
+        for &(i, current, peak) in &changes.list[..changes.len] {
             let i = usize::from(i);
-            let before = self.current[i].fetch_add(current, Relaxed);
-            // A peak only grows: one already at least this high stays.
-            let high = before + rise;
-            if high > self.peak[i].load(Relaxed) {
-                self.peak[i].fetch_max(high, Relaxed);
-            }
+            self.peak[i] = self.peak[i].max(self.current[i] + peak);
+            self.current[i] += current;
         }
     }
 }
@@ -149,8 +135,7 @@ mod tests {
         direct.allocated_bytes.increase(PoolKind::Large, 1000);
         direct.oversize_allocations.increase(1);
         let mut whole = direct.clone();
-        let shared = SharedCounters::default();
-        shared.load_from(&mut whole);
+        let mut shared = SharedCounters::of(&mut whole);
         let mut lanes = [LaneTotals::default(), LaneTotals::default()];
         let mut x = 5u64;
         for step in 0..2000 {
