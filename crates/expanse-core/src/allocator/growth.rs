@@ -80,7 +80,8 @@ impl DeviceAllocator {
         self.reserved += size;
         let mut b = Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic);
         b.private = private;
-        let id = self.blocks.insert(b);
+        let part = self.parts.part_for(p.stream);
+        let id = self.blocks.insert_in(part, b);
         self.stats.segment.increase(p.pool, 1);
         self.stats.reserved_bytes.increase(p.pool, size);
         self.note_high_water(p.pool);
@@ -203,7 +204,8 @@ impl DeviceAllocator {
         b.mapped = false;
         self.segments[slot] = Some(seg);
         self.reuse.forget(slot);
-        let id = self.blocks.insert(b);
+        let part = self.parts.part_for(stream);
+        let id = self.blocks.insert_in(part, b);
         self.insert_into_pool(id);
         Ok(Some(id))
     }
