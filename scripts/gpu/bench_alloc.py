@@ -7,17 +7,13 @@ Run on the device machine from the repository root, with
 .device-bin/libexpanse.so built from this tree:
 
     python3 scripts/gpu/bench_alloc.py [--quick] [--baseline-lib OLD/libexpanse.so]
-        [--expanse-conf CONF]
 
 (--baseline-lib also measures another build of the library in the same
-process, e.g. one from before a speed change, and prints the speed-ups;
---expanse-conf runs both builds of expanse with CONF instead of the default
-config, e.g. expandable_segments:True,pytorch_compat:True, whose policy
-lends no cached block across streams.)
+process, e.g. one from before a speed change, and prints the speed-ups.)
 
 Builds scripts/gpu/bench_alloc.cpp with torch.utils.cpp_extension, prints
-a table and the ratios, and writes bench_alloc.json (bench_alloc-conf.json
-with --expanse-conf) under $OUT (or ./gpu-out). PyTorch reads PYTORCH_CUDA_ALLOC_CONF once, so the expandable
+a table and the ratios, and writes bench_alloc.json under $OUT (or
+./gpu-out). PyTorch reads PYTORCH_CUDA_ALLOC_CONF once, so the expandable
 phase is switched on at run time with
 torch.cuda.memory._set_allocator_settings("expandable_segments:True") after
 an empty_cache (as PyTorch's own test_cuda_expandable_segments.py does).
@@ -42,14 +38,10 @@ def main():
     ap.add_argument("--lib", default=os.path.join(ROOT, ".device-bin", "libexpanse.so"))
     ap.add_argument("--baseline-lib", help="another libexpanse.so (e.g. built from an older commit), measured "
                     "the same way in the same process as 'expanse baseline', for a before/after comparison")
-    ap.add_argument("--expanse-conf", help="EXPANSE_ALLOC_CONF for expanse (both builds); default: the default config")
     args = ap.parse_args()
     pairs, steps, tsteps = (20_000, 20_000, 5_000) if args.quick else (200_000, 200_000, 40_000)
     os.environ.setdefault("EXPANSE_BACKEND", "cuda")
-    if args.expanse_conf:
-        os.environ["EXPANSE_ALLOC_CONF"] = args.expanse_conf
-    else:
-        os.environ.pop("EXPANSE_ALLOC_CONF", None)  # expanse's default config
+    os.environ.pop("EXPANSE_ALLOC_CONF", None)  # expanse's default config
     ext = load(
         name="expanse_bench_alloc",
         sources=[os.path.join(HERE, "bench_alloc.cpp")],
@@ -119,10 +111,8 @@ def report(res, counts):
     out = os.environ.get("OUT", "gpu-out")
     os.makedirs(out, exist_ok=True)
     doc = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "torch": torch.__version__,
-           "gpu": torch.cuda.get_device_name(0), "expanse_conf": args.expanse_conf or "",
-           "results": res, "checks": checks}
-    name = "bench_alloc-conf.json" if args.expanse_conf else "bench_alloc.json"
-    with open(os.path.join(out, name), "w") as f:
+           "gpu": torch.cuda.get_device_name(0), "results": res, "checks": checks}
+    with open(os.path.join(out, "bench_alloc.json"), "w") as f:
         json.dump(doc, f, indent=1)
     print(json.dumps(doc))
 

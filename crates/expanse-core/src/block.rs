@@ -224,147 +224,74 @@ impl StreamSet {
     }
 }
 
-/// Bits of a [`BlockId`] that name its part of the arena.
-const PART_BITS: u32 = 5;
-/// Bits of a [`BlockId`] that name its slot in its part.
-const SLOT_BITS: u32 = BlockId::BITS - PART_BITS;
-/// Parts of an arena: part 0 for streams without a part of their own,
-/// then one per stream (see [`Arena::part_of`]).
-pub const PARTS: usize = 1 << PART_BITS;
-
-/// The part of the arena block `id` lives in.
-#[inline(always)]
-pub fn part_of_block(id: BlockId) -> usize {
-    (id >> SLOT_BITS) as usize
-}
-
-/// Slots of blocks of one part, reused after removal. One cache line
-/// (so that a part is found from an id by a shift).
+/// Slots of blocks, reused after removal.
 #[derive(Debug, Default)]
-#[repr(align(64))]
-pub struct Part {
+pub struct Arena {
     slots: Vec<Option<Block>>,
-    free: Vec<u32>,
+    free: Vec<BlockId>,
     /// Counts every insert, removal and mutable access.
     generation: u64,
 }
 
-/// Slots of blocks, reused after removal, in parts: the blocks of one
-/// stream's segments all live in that stream's part (part 0 holds those of
-/// streams past the first `PARTS - 1`), so that the part can be handed to
-/// a thread of its own (`caching.rs`) while the others stay. A block's id
-/// says its part; a part taken out leaves an empty one in its place.
-#[derive(Debug)]
-pub struct Arena {
-    /// Indexed by the part bits of an id (so never out of bounds).
-    parts: [Part; PARTS],
-}
-
-impl Default for Arena {
-    fn default() -> Self {
-        Arena { parts: std::array::from_fn(|_| Part::default()) }
-    }
-}
-
 impl Arena {
-    #[inline(always)]
-    fn part(&self, id: BlockId) -> (&Part, usize) {
-        (&self.parts[part_of_block(id)], (id & ((1 << SLOT_BITS) - 1)) as usize)
-    }
-
-    #[inline(always)]
-    fn part_mut(&mut self, id: BlockId) -> (&mut Part, usize) {
-        (&mut self.parts[part_of_block(id)], (id & ((1 << SLOT_BITS) - 1)) as usize)
-    }
-
-    /// Store a block in part `part` and return its id.
+    /// Store a block and return its id.
     #[inline]
-    pub fn insert_in(&mut self, part: usize, b: Block) -> BlockId {
-        let p = &mut self.parts[part];
-        p.generation = p.generation.wrapping_add(1);
-        let slot = if let Some(slot) = p.free.pop() {
-            p.slots[slot as usize] = Some(b);
-            slot
+    pub fn insert(&mut self, b: Block) -> BlockId {
+        self.generation = self.generation.wrapping_add(1);
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = Some(b);
+            id
         } else {
-            assert!(p.slots.len() < 1 << SLOT_BITS, "more than {} blocks in one part of the arena", 1u64 << SLOT_BITS);
-            p.slots.push(Some(b));
-            (p.slots.len() - 1) as u32
-        };
-        ((part as BlockId) << SLOT_BITS) | slot
-    }
-
-    /// Store a block next to block `id` (in its part) and return its id.
-    #[inline]
-    pub fn insert_near(&mut self, id: BlockId, b: Block) -> BlockId {
-        self.insert_in(part_of_block(id), b)
+            self.slots.push(Some(b));
+            (self.slots.len() - 1) as BlockId
+        }
     }
 
     /// Remove a block.
     pub fn remove(&mut self, id: BlockId) -> Block {
-        let (p, i) = self.part_mut(id);
-        p.generation = p.generation.wrapping_add(1);
-        let b = p.slots[i].take().expect("removing a live block");
-        p.free.push(i as u32);
+        self.generation = self.generation.wrapping_add(1);
+        let b = self.slots[id as usize].take().expect("removing a live block");
+        self.free.push(id);
         b
     }
 
     /// Remove a block, dropping it where it lies (no copy out).
     #[inline]
     pub fn discard(&mut self, id: BlockId) {
-        let (p, i) = self.part_mut(id);
-        p.generation = p.generation.wrapping_add(1);
-        let slot = &mut p.slots[i];
+        self.generation = self.generation.wrapping_add(1);
+        let slot = &mut self.slots[id as usize];
         assert!(slot.is_some(), "discarding a live block");
         *slot = None;
-        p.free.push(i as u32);
+        self.free.push(id);
     }
 
     /// The block `id` (which must be live).
     #[inline(always)]
     pub fn get(&self, id: BlockId) -> &Block {
-        let (p, i) = self.part(id);
-        p.slots[i].as_ref().expect("live block")
+        self.slots[id as usize].as_ref().expect("live block")
     }
 
     /// The block `id` (which must be live).
     #[inline(always)]
     pub fn get_mut(&mut self, id: BlockId) -> &mut Block {
-        let (p, i) = self.part_mut(id);
-        p.generation = p.generation.wrapping_add(1);
-        p.slots[i].as_mut().expect("live block")
+        self.generation = self.generation.wrapping_add(1);
+        self.slots[id as usize].as_mut().expect("live block")
     }
 
-    /// All live blocks, part by part.
+    /// All live blocks.
     pub fn iter(&self) -> impl Iterator<Item = (BlockId, &Block)> {
-        self.parts.iter().enumerate().flat_map(|(pi, p)| {
-            p.slots
-                .iter()
-                .enumerate()
-                .filter_map(move |(i, b)| b.as_ref().map(|b| (((pi as BlockId) << SLOT_BITS) | i as BlockId, b)))
-        })
+        self.slots.iter().enumerate().filter_map(|(i, b)| b.as_ref().map(|b| (i as BlockId, b)))
     }
 
     /// Changes whenever a block is inserted, removed or borrowed mutably:
-    /// equal generations mean no block changed in between (a part taken
-    /// out and put back unchanged leaves it as it was).
+    /// equal generations mean no block changed in between.
     pub fn generation(&self) -> u64 {
-        self.parts.iter().fold(0u64, |g, p| g.wrapping_add(p.generation))
+        self.generation
     }
 
     /// Number of live blocks.
     pub fn len(&self) -> usize {
-        self.parts.iter().map(|p| p.slots.len() - p.free.len()).sum()
-    }
-
-    /// Take part `part` out, leaving an empty one.
-    pub fn take_part(&mut self, part: usize) -> Part {
-        std::mem::take(&mut self.parts[part])
-    }
-
-    /// Put part `part` (taken out by [`Self::take_part`]) back.
-    pub fn put_part(&mut self, part: usize, p: Part) {
-        debug_assert!(self.parts[part].slots.is_empty(), "a part put back over a live one");
-        self.parts[part] = p;
+        self.slots.len() - self.free.len()
     }
 }
 
@@ -418,9 +345,9 @@ mod tests {
         let mut arena = Arena::default();
         let block = || Block::new(1 << 21, 1 << 21, StreamId(0), PoolKind::Large, SegmentRef::Classic);
         let mut seen = vec![arena.generation()];
-        let a = arena.insert_in(0, block());
+        let a = arena.insert(block());
         seen.push(arena.generation());
-        let b = arena.insert_in(3, block());
+        let b = arena.insert(block());
         seen.push(arena.generation());
         arena.get_mut(a).requested = 1;
         seen.push(arena.generation());
@@ -434,32 +361,5 @@ mod tests {
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), seen.len(), "{seen:?}");
-    }
-
-    /// Blocks live in the part they were put in, a part taken out takes
-    /// its blocks (and nothing else) with it, and putting it back restores
-    /// the arena as it was, generation included.
-    #[test]
-    fn arena_parts_move_whole() {
-        let mut arena = Arena::default();
-        let block = |addr: u64| Block::new(addr, 512, StreamId(0), PoolKind::Small, SegmentRef::Classic);
-        let a = arena.insert_in(1, block(0x1000));
-        let b = arena.insert_near(a, block(0x1200));
-        let c = arena.insert_in(2, block(0x4000));
-        assert_eq!((part_of_block(a), part_of_block(b), part_of_block(c)), (1, 1, 2));
-        assert_eq!(arena.len(), 3);
-        let before = arena.generation();
-        let taken = arena.take_part(1);
-        assert_eq!(arena.len(), 1);
-        assert_eq!(arena.iter().map(|(id, _)| id).collect::<Vec<_>>(), [c]);
-        // Another arena holding only that part finds its blocks by id.
-        let mut lane = Arena::default();
-        lane.put_part(1, taken);
-        assert_eq!((lane.get(a).addr, lane.get(b).addr), (0x1000, 0x1200));
-        arena.put_part(1, lane.take_part(1));
-        assert_eq!(arena.generation(), before);
-        let mut addrs: Vec<u64> = arena.iter().map(|(_, b)| b.addr).collect();
-        addrs.sort_unstable();
-        assert_eq!(addrs, [0x1000, 0x1200, 0x4000]);
     }
 }

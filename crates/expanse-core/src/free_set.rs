@@ -68,13 +68,11 @@ struct StreamBins {
     summary: u64,
     /// Each bin's keys, sorted.
     bins: Vec<Vec<FreeKey>>,
-    /// Number of keys.
-    len: usize,
 }
 
 impl StreamBins {
     fn new(stream: StreamId) -> Self {
-        StreamBins { stream, bitmap: [0; WORDS], summary: 0, bins: (0..BINS).map(|_| Vec::new()).collect(), len: 0 }
+        StreamBins { stream, bitmap: [0; WORDS], summary: 0, bins: (0..BINS).map(|_| Vec::new()).collect() }
     }
 
     /// The first non-empty bin at or after `from`.
@@ -163,7 +161,6 @@ impl FreeSet {
                     keys.insert(i, k);
                 }
                 s.mark(b);
-                s.len += 1;
                 self.len += 1;
                 true
             }
@@ -202,7 +199,6 @@ impl FreeSet {
         if keys.is_empty() {
             s.unmark(b);
         }
-        s.len -= 1;
         self.len -= 1;
     }
 
@@ -281,30 +277,6 @@ impl FreeSet {
     /// Streams that have (or had) free keys, in order.
     pub fn streams(&self) -> impl Iterator<Item = StreamId> + '_ {
         self.streams.iter().map(|s| s.stream)
-    }
-
-    /// Move the keys of `stream` (its bins, if it has any) into `into`,
-    /// which must be empty: `into` then answers for `stream` exactly as
-    /// this set did, until [`Self::put_back`] returns them.
-    pub fn take_stream(&mut self, stream: StreamId, into: &mut FreeSet) {
-        debug_assert!(into.streams.is_empty() && into.len == 0);
-        if let Ok(i) = self.stream_index(stream) {
-            let s = self.streams.remove(i);
-            self.len -= s.len;
-            into.len = s.len;
-            into.streams.push(s);
-        }
-    }
-
-    /// Move every stream's keys of `from` (taken by [`Self::take_stream`],
-    /// none of them here) back into this set; `from` is left empty.
-    pub fn put_back(&mut self, from: &mut FreeSet) {
-        for s in from.streams.drain(..) {
-            let i = self.stream_index(s.stream).expect_err("a stream's keys put back twice");
-            self.len += s.len;
-            self.streams.insert(i, s);
-        }
-        from.len = 0;
     }
 
     fn of_stream(&self, stream: StreamId) -> Keys<'_> {
@@ -440,44 +412,5 @@ mod tests {
             }
         }
         assert!(set.len() > 0);
-    }
-
-    /// A stream's keys taken out into a set of their own answer there as
-    /// they did in the whole set, take changes there, and come back into
-    /// the same order; the other streams' keys never leave.
-    #[test]
-    fn a_stream_taken_out_and_put_back() {
-        let mut set = FreeSet::default();
-        let mut reference = BTreeSet::new();
-        for i in 0..300u64 {
-            let k = key(i % 3, (1 + i % 17) << 9, i << 20);
-            set.insert(k);
-            reference.insert(k);
-        }
-        let mut lane = FreeSet::default();
-        set.take_stream(StreamId(1), &mut lane);
-        assert_eq!(set.len() + lane.len(), reference.len());
-        assert!(set.streams().eq([StreamId(0), StreamId(2)]));
-        for size in [512, 4096, 9000] {
-            let want = reference.range(FreeKey::at_least(StreamId(1), size)..).take_while(|k| k.stream.0 == 1);
-            assert!(lane.at_least(StreamId(1), size).eq(want));
-        }
-        // Changes made to the stream's keys while out.
-        let gone = *reference.iter().find(|k| k.stream.0 == 1).unwrap();
-        assert!(lane.remove(&gone) && reference.remove(&gone));
-        let new = key(1, 3 << 9, 999 << 20);
-        assert!(lane.insert(new) && reference.insert(new));
-        set.put_back(&mut lane);
-        assert_eq!(lane.len(), 0);
-        assert_eq!(set.len(), reference.len());
-        assert!(set.iter().eq(reference.iter()));
-        // A stream with no keys yet: taken out empty, given its first key out there.
-        set.take_stream(StreamId(7), &mut lane);
-        assert_eq!(lane.len(), 0);
-        let first = key(7, 512, 5 << 30);
-        lane.insert(first);
-        reference.insert(first);
-        set.put_back(&mut lane);
-        assert!(set.iter().eq(reference.iter()));
     }
 }

@@ -25,7 +25,6 @@ mod error;
 pub mod expandable_segment;
 mod free_set;
 pub mod history;
-mod lane_stats;
 #[cfg(feature = "testing")]
 pub mod ops;
 pub mod pickle;
@@ -37,7 +36,7 @@ pub mod stats;
 
 pub use allocator::{DeviceAllocator, OomInfo, OomObserver, PoolId};
 pub use block::PoolKind;
-pub use caching::{CachingAllocator, Exclusive};
+pub use caching::CachingAllocator;
 pub use config::{Config, ConfigError};
 pub use cost::{CostState, DriverCosts};
 pub use error::{format_size, AllocError, OomReport};

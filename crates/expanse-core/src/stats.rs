@@ -49,18 +49,6 @@ impl Stat {
     pub fn reset_peak(&mut self) {
         self.peak = self.current;
     }
-
-    /// Apply the changes `delta` recorded, starting from zero: the result
-    /// is the one the same increases and decreases made here would give.
-    /// (A peak is the current value plus the largest sum of a prefix of
-    /// the changes that ends on an increase, which is `delta.peak` when
-    /// positive; a peak never falls below the current value.)
-    pub fn absorb(&mut self, delta: &Stat) {
-        self.peak = self.peak.max(self.current + delta.peak);
-        self.current += delta.current;
-        self.allocated += delta.allocated;
-        self.freed += delta.freed;
-    }
 }
 
 /// One counter for both pools together and for each pool.
@@ -295,41 +283,6 @@ mod tests {
         assert_eq!((s.current, s.peak, s.allocated, s.freed), (3, 15, 15, 12));
         s.reset_peak();
         assert_eq!(s.peak, 3);
-    }
-
-    /// Changes recorded from zero and absorbed give what making them here
-    /// gives, for every split of a random sequence into a prefix made here
-    /// and a rest recorded apart (including a rest that first falls, then
-    /// rises less than it fell, and one that never rises).
-    #[test]
-    fn absorbing_recorded_changes_equals_making_them() {
-        let mut x = 11u64;
-        for _ in 0..200 {
-            let mut ops = Vec::new();
-            for _ in 0..12 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ops.push(((x >> 33).is_multiple_of(2), (x >> 40) % 100));
-            }
-            let apply = |s: &mut Stat, ops: &[(bool, u64)]| {
-                for &(up, n) in ops {
-                    if up {
-                        s.increase(n);
-                    } else {
-                        s.decrease(n);
-                    }
-                }
-            };
-            for cut in 0..=ops.len() {
-                let mut direct = Stat::default();
-                apply(&mut direct, &ops);
-                let mut here = Stat::default();
-                apply(&mut here, &ops[..cut]);
-                let mut delta = Stat::default();
-                apply(&mut delta, &ops[cut..]);
-                here.absorb(&delta);
-                assert_eq!(here, direct, "ops {ops:?} cut at {cut}");
-            }
-        }
     }
 
     #[test]

@@ -80,8 +80,7 @@ impl DeviceAllocator {
         self.reserved += size;
         let mut b = Block::new(addr, size, p.stream, p.pool, SegmentRef::Classic);
         b.private = private;
-        let part = self.parts.part_for(p.stream);
-        let id = self.blocks.insert_in(part, b);
+        let id = self.blocks.insert(b);
         self.stats.segment.increase(p.pool, 1);
         self.stats.reserved_bytes.increase(p.pool, size);
         self.note_high_water(p.pool);
@@ -204,8 +203,7 @@ impl DeviceAllocator {
         b.mapped = false;
         self.segments[slot] = Some(seg);
         self.reuse.forget(slot);
-        let part = self.parts.part_for(stream);
-        let id = self.blocks.insert_in(part, b);
+        let id = self.blocks.insert(b);
         self.insert_into_pool(id);
         Ok(Some(id))
     }

@@ -58,15 +58,6 @@ impl DeviceAllocator {
         if b.size == 0 {
             return Err(format!("block {id} has size 0"));
         }
-        // Every block in its stream's part of the arena (its neighbours,
-        // in the same segment, with it): a lane lent the part has them all.
-        let part = self.parts.find(b.stream).unwrap_or(0);
-        if crate::block::part_of_block(id) != part {
-            return Err(format!(
-                "block {id} at {:#x} of stream {:?} is not in its stream's part {part}",
-                b.addr, b.stream
-            ));
-        }
         if let Some(n) = b.next {
             let nb = self.blocks.get(n);
             if nb.prev != Some(id) || nb.addr != b.end() {
@@ -103,7 +94,7 @@ impl DeviceAllocator {
         if !b.mapped && b.allocated {
             return Err(format!("unmapped block {:#x} is allocated", b.addr));
         }
-        if b.allocated != self.active.contains(b.addr) && b.event_count == 0 {
+        if b.allocated != self.active.contains_key(&b.addr) && b.event_count == 0 {
             return Err(format!("block {:#x}: allocated {} but active map disagrees", b.addr, b.allocated));
         }
         if b.allocated {

@@ -24,11 +24,9 @@
 //! outside effect is calls on the [`Device`].
 #![forbid(unsafe_code)]
 
-mod active;
 mod address_space;
 mod growth;
 mod invariants;
-mod lanes;
 mod moving;
 mod oom;
 mod private_pools;
@@ -40,6 +38,7 @@ mod search;
 mod streams;
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use expanse_device::{Device, EventId, StreamId};
@@ -55,9 +54,30 @@ use crate::pool::{FreeKey, Pool};
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
 use crate::stats::DeviceStats;
 
-pub(crate) use lanes::LanePaths;
 pub use oom::{OomInfo, OomObserver};
 pub use private_pools::PoolId;
+
+/// Hash of a block address for the active map: addresses are multiples of
+/// 512, so the low bits carry nothing; a multiplicative mix of the rest is
+/// much cheaper than SipHash and not exposed to untrusted keys.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// A request being served.
 struct Request {
@@ -90,7 +110,7 @@ pub struct DeviceAllocator {
     /// Small and large pool, indexed by [`PoolKind`].
     pools: [Pool; 2],
     /// Allocated blocks by address.
-    active: active::Active,
+    active: HashMap<u64, BlockId, BuildHasherDefault<AddrHasher>>,
     /// Expandable segments by slot ([`SegmentRef::Expandable`]); `None`
     /// once released.
     segments: Vec<Option<ExpandableSegment>>,
@@ -126,11 +146,6 @@ pub struct DeviceAllocator {
     /// The allocation clock and which memory the workload reuses, for the
     /// moving policy's working set (`reuse.rs`).
     reuse: reuse::ReuseStamps,
-    /// Which arena part each stream's blocks live in (`lanes.rs`).
-    parts: lanes::PartTable,
-    /// A lane: a part of another allocator's state, lent (`lanes.rs`);
-    /// it tears nothing down.
-    is_lane: bool,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -160,7 +175,7 @@ impl DeviceAllocator {
             policy,
             blocks: Arena::default(),
             pools: [Pool::default(), Pool::default()],
-            active: active::Active::default(),
+            active: HashMap::default(),
             segments: Vec::new(),
             events: HashMap::new(),
             stats: DeviceStats::default(),
@@ -178,8 +193,6 @@ impl DeviceAllocator {
             history: None,
             refused: refusal::Refusals::default(),
             reuse: reuse::ReuseStamps::default(),
-            parts: lanes::PartTable::default(),
-            is_lane: false,
         };
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
@@ -321,29 +334,21 @@ impl DeviceAllocator {
             }
             return Err(e);
         }
-        Ok(self.hand_out(p, id, cached.as_ref(), orig_size))
-    }
-
-    /// [`Self::alloc_block_from`] once the reuse is ordered. (`cached` by
-    /// reference: copying it whole costs a stalled load.)
-    #[inline]
-    fn hand_out(&mut self, p: &Request, id: BlockId, cached: Option<&(FreeKey, Option<Loc>)>, orig_size: u64) -> u64 {
         let st = p.pool;
+        let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
-        let split = self.policy.should_split(b.pool, b.size, p.size, self.config.max_split_size);
-        let (already_split, expandable, whole) = (b.is_split(), b.is_expandable(), b.size);
+        let already_split = b.is_split();
+        let expandable = b.is_expandable();
         let mut id = id;
         if split {
             // [block of size][remaining] — the remaining keeps the old id.
             let remaining = id;
             let new_id = self.split_front(remaining, p.size);
             match cached {
-                Some(&(k, at)) => {
-                    self.pools[p.pool as usize].replace(&k, at, remaining, self.blocks.get_mut(remaining))
-                }
+                Some((k, at)) => self.pools[p.pool as usize].replace(&k, at, remaining, self.blocks.get_mut(remaining)),
                 None => self.insert_into_pool(remaining),
             }
-            let rem_size = whole - p.size;
+            let rem_size = self.blocks.get(remaining).size;
             if already_split && !expandable {
                 self.stats.inactive_split_bytes.decrease(st, p.size);
             } else if !expandable {
@@ -351,17 +356,16 @@ impl DeviceAllocator {
                 self.stats.inactive_split.increase(st, 1);
             }
             id = new_id;
-        } else if let Some(&(k, at)) = cached {
+        } else if let Some((k, at)) = cached {
             self.pools[p.pool as usize].free.remove_at(&k, at);
         }
         if !split && already_split && !expandable {
-            self.stats.inactive_split_bytes.decrease(st, whole);
+            let size = self.blocks.get(id).size;
+            self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);
         }
+        self.claim(id, p.stream);
         let b = self.blocks.get_mut(id);
-        // The stream is now the block's only user (after `order_reuse`).
-        b.last_use.clear();
-        b.last_use.insert(p.stream);
         b.allocated = true;
         b.requested = orig_size;
         let (addr, size) = (b.addr, b.size);
@@ -378,13 +382,13 @@ impl DeviceAllocator {
             self.stamp_reuse(id);
         }
         self.record(Action::Alloc, addr, orig_size, p.stream);
-        addr
+        Ok(addr)
     }
 
     /// Free the allocation at `ptr`. An unknown pointer (never allocated
     /// here, or already freed) is a misuse error and changes nothing.
     pub fn free(&mut self, ptr: u64) -> Result<(), AllocError> {
-        let Some(id) = self.active.remove(ptr) else {
+        let Some(id) = self.active.remove(&ptr) else {
             return Err(AllocError::Misuse {
                 message: format!(
                     "free of unknown pointer {ptr:#x} on device {}: not allocated by this allocator, or already freed",
@@ -392,22 +396,6 @@ impl DeviceAllocator {
                 ),
             });
         };
-        self.unallocate(ptr, id);
-        if !self.blocks.get(id).stream_uses.is_empty() {
-            self.insert_events_unless_capturing(id)?;
-        } else {
-            self.free_block(id);
-        }
-        if self.policy.release.threshold.is_some() {
-            self.release_over_threshold()?;
-        }
-        Ok(())
-    }
-
-    /// Block `id` at `ptr`, just taken off the active map, is no longer
-    /// allocated: recorded, and its allocation statistics updated.
-    #[inline]
-    fn unallocate(&mut self, ptr: u64, id: BlockId) {
         let b = self.blocks.get_mut(id);
         b.allocated = false;
         let (pool, size, requested, stream) = (b.pool, b.size, b.requested, b.stream);
@@ -419,6 +407,15 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }
+        if !self.blocks.get(id).stream_uses.is_empty() {
+            self.insert_events_unless_capturing(id)?;
+        } else {
+            self.free_block(id);
+        }
+        if self.policy.release.threshold.is_some() {
+            self.release_over_threshold()?;
+        }
+        Ok(())
     }
 
     /// Give device `peer` access to all memory of this device, now and
@@ -442,7 +439,7 @@ impl DeviceAllocator {
 
     /// Size of the allocation at `ptr`, if it is one.
     pub fn allocation_size(&self, ptr: u64) -> Option<u64> {
-        self.active.get(ptr).map(|id| self.blocks.get(id).size)
+        self.active.get(&ptr).map(|&id| self.blocks.get(id).size)
     }
 
     /// Bytes reserved from the device.
@@ -458,9 +455,6 @@ impl DeviceAllocator {
 
 impl Drop for DeviceAllocator {
     fn drop(&mut self) {
-        if self.is_lane {
-            return;
-        }
         self.teardown();
         for e in &self.teardown_errors {
             eprintln!("expanse: device {}: {e}", self.device.ordinal());

@@ -12,7 +12,6 @@ impl DeviceAllocator {
     /// Best fit among cached free blocks on the same stream: its key and
     /// where it is, left in the free set for the caller to take out or
     /// replace.
-    #[inline(always)]
     pub(super) fn get_free_block(&mut self, p: &Request) -> Option<(FreeKey, Option<Loc>)> {
         let gc = self.gc_enabled();
         let max_split = self.config.max_split_size;
@@ -61,6 +60,12 @@ impl DeviceAllocator {
         Some((cur, at))
     }
 
+    /// Whether free block `id`, serving `size` bytes, is split.
+    pub(super) fn should_split(&self, id: BlockId, size: u64) -> bool {
+        let b = self.blocks.get(id);
+        self.policy.should_split(b.pool, b.size, size, self.config.max_split_size)
+    }
+
     /// Split the first `size` bytes of block `id` off into a new block just
     /// before it, with the same segment, stream, pool, mapping state and
     /// users. Neither block is in a pool set afterwards: the caller files
@@ -74,7 +79,7 @@ impl DeviceAllocator {
         f.prev = b.prev;
         f.next = Some(id);
         let prev = b.prev;
-        let fid = self.blocks.insert_near(id, f);
+        let fid = self.blocks.insert(f);
         if let Some(p) = prev {
             self.blocks.get_mut(p).next = Some(fid);
         }
@@ -96,7 +101,7 @@ impl DeviceAllocator {
         f.prev = Some(id);
         f.next = b.next;
         let (next, start) = (b.next, b.addr);
-        let fid = self.blocks.insert_near(id, f);
+        let fid = self.blocks.insert(f);
         if let Some(n) = next {
             self.blocks.get_mut(n).prev = Some(fid);
         }
@@ -171,9 +176,10 @@ impl DeviceAllocator {
     pub(super) fn free_block(&mut self, id: BlockId) {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
+        self.record(Action::FreeCompleted, addr, requested, stream);
+        let b = self.blocks.get(id);
         let (orig_size, pool, expandable) = (b.size, b.pool, b.is_expandable());
         let (prev, next) = (b.prev, b.next);
-        self.record(Action::FreeCompleted, addr, requested, stream);
         let mut d_blocks: i64 = 0;
         let mut d_bytes: i64 = 0;
         let mut vacated = None;
