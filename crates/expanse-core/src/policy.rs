@@ -165,10 +165,6 @@ pub enum MovePolicy {
 /// (`docs/policy-study.md`, third round).
 pub const REUSE_WINDOW: u64 = 0;
 
-/// The reuse window recommended for Llama-style generation (see
-/// [`REUSE_WINDOW`]).
-pub const GENERATION_REUSE_WINDOW: u64 = 128;
-
 /// Whether a stream with no fitting free block may take another stream's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LendPolicy {

@@ -281,7 +281,9 @@ impl DeviceAllocator {
             }
         }
         self.exhausted = None;
-        self.reuse.tick();
+        if self.policy.moving.watches_reuse() {
+            self.reuse.tick();
+        }
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
         let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };

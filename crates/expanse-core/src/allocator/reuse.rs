@@ -1,7 +1,8 @@
 //! Which memory the running workload reuses.
 //!
-//! Every allocation ticks a clock. Every large-pool allocation in an
-//! expandable segment stamps the granules (device granularity, from the
+//! All of it only while the policy watches reuse (`move_reuse_window` >
+//! 0; off by default). Every allocation ticks a clock. Every large-pool
+//! allocation in an expandable segment stamps the granules (device granularity, from the
 //! segment's base) it covers with the clock, keeping the last two stamps.
 //! Memory whose two last allocations both fall within the policy's reuse
 //! window ([`crate::policy::MovePolicy::in_working_set`]) is part of the
@@ -29,6 +30,9 @@ impl DeviceAllocator {
     /// Whether the free page `[addr, addr + size)` of segment `slot` is in
     /// the workload's working set, which the policy does not move.
     pub(super) fn in_working_set(&self, slot: usize, addr: u64, size: u64) -> bool {
+        if !self.policy.moving.watches_reuse() {
+            return false;
+        }
         let Some(seg) = self.segments[slot].as_ref() else { return false };
         let reused_at = self.reuse.reused_at(slot, addr - seg.base(), size, self.device.granularity());
         self.policy.moving.in_working_set(reused_at, self.reuse.now())
