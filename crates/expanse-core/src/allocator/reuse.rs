@@ -2,8 +2,9 @@
 //!
 //! All of it only while the policy watches reuse (`move_reuse_window` >
 //! 0; off by default). Every allocation ticks a clock. Every large-pool
-//! allocation in an expandable segment stamps the granules (device granularity, from the
-//! segment's base) it covers with the clock, keeping the last two stamps.
+//! allocation in an expandable segment stamps the granules (device
+//! granularity, from the segment's base) it covers with the clock, keeping
+//! the last two stamps.
 //! Memory whose two last allocations both fall within the policy's reuse
 //! window ([`crate::policy::MovePolicy::in_working_set`]) is part of the
 //! workload's working set: it is freed and allocated again, so moving its
