@@ -236,8 +236,11 @@ pub fn open(kind: BackendKind, options: &Options) -> Result<Backend, BackendErro
         BackendKind::Sim => {
             // Strict streams: a caller passing anything but streams the
             // device created (e.g. raw trace indices) gets a misuse error.
+            // Classic segments go where the CUDA driver puts them, as on
+            // the host backend, so that replays agree with the GPU's.
             let d = expanse_mock::MockDevice::new(options.capacity, options.granularity)
                 .with_strict_streams()
+                .with_cuda_placement()
                 .with_address_space(expanse_host::ADDRESS_SPACE);
             vec![Arc::new(d)]
         }

@@ -11,10 +11,12 @@
 mod error;
 mod ledger;
 mod streams;
+mod va_heap;
 
 pub use error::{DeviceError, Misuse, Result};
 pub use ledger::{Ledger, Live};
 pub use streams::TraceStreams;
+pub use va_heap::VaHeap;
 
 /// A device address (virtual address in the device's address space).
 pub type DevicePtr = u64;

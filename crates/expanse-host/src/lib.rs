@@ -9,7 +9,8 @@
 //! | set_access      | `mprotect(PROT_READ | PROT_WRITE)`                           |
 //! | unmap           | a fresh `PROT_NONE` reservation mapped back over the range |
 //! | release_page    | `fallocate(PUNCH_HOLE)`: the RAM goes back to the system    |
-//! | malloc / free   | anonymous `mmap` / `munmap`                                  |
+//! | malloc / free   | read-write ranges of one reserved arena, placed as the CUDA  |
+//! |                 | driver places `cuMemAlloc` ([`VaHeap`]); `PROT_NONE` again    |
 //! | streams, events | opaque ids, trivially complete (no asynchronous work)       |
 //!
 //! Untouched pages cost no RAM: a replay that maps 150 GB of pages it never
@@ -31,7 +32,7 @@ use std::sync::Mutex;
 /// The sim backend declares the same figure, so both replay alike.
 pub const ADDRESS_SPACE: u64 = 64 << 40;
 
-use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
+use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId, VaHeap};
 
 /// Default capacity: 16 GiB.
 pub const DEFAULT_CAPACITY: u64 = 16 << 30;
@@ -52,6 +53,25 @@ struct State {
     /// Free offsets of the memfd: start -> length.
     free_offsets: BTreeMap<u64, u64>,
     next_event: u64,
+    /// Where classic `malloc`s go, reserved at the first one.
+    classic: Option<ClassicArena>,
+}
+
+/// The address range of classic allocations and where each one goes in it:
+/// where the CUDA driver would put it, so that PyTorch's native allocator,
+/// which breaks ties between equal free blocks by address, decides on the
+/// host as on a GPU.
+#[derive(Debug)]
+struct ClassicArena {
+    base: u64,
+    span: u64,
+    heap: VaHeap,
+}
+
+impl ClassicArena {
+    fn contains(&self, addr: u64) -> bool {
+        addr >= self.base && addr - self.base < self.span
+    }
 }
 
 /// A device backed by host virtual memory.
@@ -196,7 +216,8 @@ impl Drop for HostDevice {
                 live.reservations.len()
             );
         }
-        for (base, size) in live.reservations.into_iter().chain(live.mallocs) {
+        let arena = s.classic.as_ref().map(|a| (a.base, a.span));
+        for (base, size) in live.reservations.into_iter().chain(live.mallocs).chain(arena) {
             // SAFETY: the range is ours (a reservation or a malloc mapping)
             // and the device is going away; nothing may use it any more.
             if let Err(e) = unsafe { sys::munmap(base, size) } {
@@ -318,11 +339,35 @@ impl Device for HostDevice {
     fn malloc(&self, size: u64) -> Result<DevicePtr> {
         let mut s = self.lock();
         let st = &mut *s;
+        if st.classic.is_none() {
+            // Four times the capacity of addresses: chunks round up to 32
+            // MiB and freed ranges fragment. No RAM until written.
+            let span = self.capacity.saturating_mul(4).saturating_add(256 << 20) / self.granularity * self.granularity;
+            let base = self.reserve_aligned(span)?;
+            st.classic = Some(ClassicArena { base, span, heap: VaHeap::new(span) });
+        }
+        let arena = st.classic.as_mut().expect("reserved above");
         st.ledger.malloc(size, |size| {
             if st.used.saturating_add(size) > self.capacity {
                 return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
             }
-            let p = sys::anonymous(size).map_err(|e| with_request(os_error("malloc", e), size))?;
+            // Whole pages of the granularity, as the driver hands out.
+            let whole = size.div_ceil(self.granularity) * self.granularity;
+            let p = match arena.heap.alloc(whole) {
+                Some(offset) => {
+                    let p = arena.base + offset;
+                    // SAFETY: the heap hands out each range of the arena
+                    // once until it is freed, so nothing else uses it.
+                    if let Err(e) = unsafe { sys::protect_rw(p, whole) } {
+                        arena.heap.free(offset, whole);
+                        return Err(with_request(os_error("malloc", e), size));
+                    }
+                    p
+                }
+                // The arena's addresses are used up (freed ranges too
+                // fragmented): anywhere the kernel likes.
+                None => sys::anonymous(size).map_err(|e| with_request(os_error("malloc", e), size))?,
+            };
             st.used += size;
             Ok(p)
         })
@@ -331,10 +376,21 @@ impl Device for HostDevice {
     fn free(&self, ptr: DevicePtr) -> Result<()> {
         let mut s = self.lock();
         let st = &mut *s;
+        let arena = &mut st.classic;
         st.ledger.free(ptr, |size| {
-            // SAFETY: the ledger checked that the range was returned by our
-            // malloc and not freed since.
-            unsafe { sys::munmap(ptr, size) }.map_err(|e| os_error("free", e))?;
+            match arena.as_mut().filter(|a| a.contains(ptr)) {
+                Some(a) => {
+                    let whole = size.div_ceil(self.granularity) * self.granularity;
+                    // SAFETY: the ledger checked that the range was
+                    // returned by our malloc and not freed since; it lies in
+                    // our arena, which takes it back as a reservation.
+                    unsafe { sys::map_fixed_none(ptr, whole) }.map_err(|e| os_error("free", e))?;
+                    a.heap.free(ptr - a.base, whole);
+                }
+                // SAFETY: the ledger checked that the range was returned by
+                // our malloc (outside the arena) and not freed since.
+                None => unsafe { sys::munmap(ptr, size) }.map_err(|e| os_error("free", e))?,
+            }
             st.used -= size;
             Ok(())
         })?;

@@ -57,3 +57,33 @@ fn absurd_capacities_are_refused() {
         assert!(matches!(r, Err(DeviceError::Misuse(_))), "{cap}: {r:?}");
     }
 }
+
+/// Classic mallocs go where the CUDA driver puts `cuMemAlloc`s: 40 MiB
+/// opens a 64 MiB chunk, 12 MiB takes the chunk's rest right after it,
+/// the lowest free range that fits is taken first, freed ranges included,
+/// and a freed range is no longer accessible.
+#[test]
+fn classic_mallocs_are_placed_as_the_driver_places_them() {
+    use expanse_device::Device;
+    const MIB: u64 = 1 << 20;
+    let d = expanse_host::HostDevice::with_capacity(1 << 30, 2 * MIB).unwrap();
+    let a = d.malloc(40 * MIB).unwrap();
+    let b = d.malloc(12 * MIB).unwrap();
+    assert_eq!(b, a + 40 * MIB);
+    let c = d.malloc(100 * MIB).unwrap();
+    assert_eq!(c + 128 * MIB, a, "a 128 MiB chunk right below the first");
+    d.write(b + 12 * MIB - 4, &[7, 8, 9, 10]).unwrap();
+    let mut back = [0u8; 4];
+    d.read(b + 12 * MIB - 4, &mut back).unwrap();
+    assert_eq!(back, [7, 8, 9, 10]);
+    d.free(b).unwrap();
+    assert_eq!(d.malloc(6 * MIB).unwrap(), c + 100 * MIB, "the 100 MiB chunk's rest is lower than b's range");
+    d.free(c).unwrap();
+    assert_eq!(d.malloc(90 * MIB).unwrap(), c, "the lowest freed range first");
+    assert!(d.write(b, &[1]).is_err(), "a freed malloc is no longer accessible");
+    // Beyond the capacity: out of memory, nothing placed.
+    assert!(d.malloc(2 << 30).is_err());
+    for p in [a, c, c + 100 * MIB] {
+        d.free(p).unwrap();
+    }
+}

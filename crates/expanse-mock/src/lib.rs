@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub use call::Call;
-use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId};
+use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId, VaHeap};
 
 /// Where the mock's address space starts (non-zero so that 0 is never valid).
 const BASE_ADDR: u64 = 1 << 40;
@@ -59,7 +59,16 @@ struct State {
     synchronizations: u64,
     /// Every wait and synchronization, in order.
     ordering: Vec<Ordering>,
+    /// Where `malloc` places, when asked to place as the CUDA driver does:
+    /// the arena's base and the heap over it.
+    classic: Option<(u64, VaHeap)>,
 }
+
+/// Offset of the CUDA-placement arena from a device's first address: far
+/// above any reservation the mock hands out.
+const CLASSIC_ARENA_OFFSET: u64 = 1 << 43;
+/// Its size: 2 TiB of addresses.
+const CLASSIC_ARENA_SPAN: u64 = 1 << 41;
 
 /// The next address range of `size` bytes, with a one-page gap after it
 /// so that neighbouring ranges are never adjacent.
@@ -140,6 +149,20 @@ impl MockDevice {
     /// memory, as on a real device.
     pub fn with_address_space(mut self, bytes: u64) -> Self {
         self.address_space = bytes;
+        self
+    }
+
+    /// Place `malloc`s as the CUDA driver places `cuMemAlloc`s
+    /// ([`VaHeap`]): adjacent ranges, chunks top-down, first fit by
+    /// address; so that PyTorch's native allocator, which breaks ties
+    /// between free blocks by address, decides as on a GPU. By default each
+    /// `malloc` gets a fresh range with a gap after it.
+    pub fn with_cuda_placement(self) -> Self {
+        {
+            let mut s = self.lock();
+            let base = s.next_addr + CLASSIC_ARENA_OFFSET;
+            s.classic = Some((base, VaHeap::new(CLASSIC_ARENA_SPAN)));
+        }
         self
     }
 
@@ -493,8 +516,13 @@ impl Device for MockDevice {
             if st.used.saturating_add(size) > self.capacity {
                 return Err(DeviceError::OutOfMemory { call: "malloc", requested: size });
             }
+            let whole = size.div_ceil(self.granularity).max(1) * self.granularity;
+            let addr = match st.classic.as_mut().and_then(|(base, heap)| Some(*base + heap.alloc(whole)?)) {
+                Some(addr) => addr,
+                None => bump(&mut st.next_addr, self.granularity, size),
+            };
             st.used += size;
-            Ok(bump(&mut st.next_addr, self.granularity, size))
+            Ok(addr)
         });
         Self::note(st, r)
     }
@@ -503,7 +531,14 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::Free)?;
         let st = &mut *s;
+        let granularity = self.granularity;
+        let classic = &mut st.classic;
         let r = st.ledger.free(ptr, |size| {
+            if let Some((base, heap)) =
+                classic.as_mut().filter(|(base, _)| (*base..*base + CLASSIC_ARENA_SPAN).contains(&ptr))
+            {
+                heap.free(ptr - *base, size.div_ceil(granularity).max(1) * granularity);
+            }
             st.data.remove(&ptr);
             st.used -= size;
             Ok(())

@@ -1,0 +1,166 @@
+//! Where the CUDA driver places `cuMemAlloc` allocations, as a model that a
+//! backend without a driver (the host) uses to place classic segments.
+//!
+//! PyTorch's native allocator breaks ties between free blocks of equal size
+//! by address, so where the device puts each classic segment changes later
+//! decisions. Measured on an H200 (driver 580.159.04, CUDA 13.0; the
+//! segment addresses of CUDA replays of five corpus traces and a direct
+//! probe, `docs/gpu-results.md` §10):
+//!
+//! - an allocation takes the lowest free range that fits it (first fit by
+//!   address);
+//! - when none fits, the driver reserves a new chunk of the size rounded up
+//!   to 32 MiB below every chunk so far, and places the allocation at the
+//!   chunk's start; the rest of the chunk is free for later allocations;
+//! - a fresh context already has two holes above the first chunk: 2 MiB,
+//!   and 20 MiB at 74 MiB above it.
+//!
+//! This model orders every classic segment of the five traces as the
+//! driver did. What the driver does with a range after `cuMemFree` was not
+//! pinned down (a probe reused a freed 300 MiB range for 100 MiB but not
+//! for 8 MiB); here freed ranges merge with free neighbours and are reused
+//! first fit like the rest. In unconstrained replays PyTorch's allocator
+//! never frees a segment.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+
+const MIB: u64 = 1 << 20;
+
+/// Chunk size unit of the driver's reservations.
+pub const CHUNK: u64 = 32 * MIB;
+/// The region at the top that a fresh context has partly used.
+const CONTEXT_REGION: u64 = 96 * MIB;
+/// Free holes of a fresh context's region: (offset from the region's
+/// start, size).
+const CONTEXT_HOLES: [(u64, u64); 2] = [(0, 2 * MIB), (74 * MIB, 20 * MIB)];
+
+/// Offsets in `[0, span)` handed out as the CUDA driver hands out
+/// `cuMemAlloc` addresses.
+#[derive(Clone, Debug)]
+pub struct VaHeap {
+    /// Free ranges: start -> length.
+    free: BTreeMap<u64, u64>,
+    /// Start of the lowest chunk so far: new chunks go below it.
+    floor: u64,
+}
+
+impl VaHeap {
+    /// A heap over `span` bytes of offsets, laid out as a fresh context's.
+    /// `span` must hold the context region (96 MiB); a smaller one gives a
+    /// heap that places nothing.
+    pub fn new(span: u64) -> Self {
+        let mut free = BTreeMap::new();
+        let floor = span.saturating_sub(CONTEXT_REGION);
+        if span >= CONTEXT_REGION {
+            for (offset, size) in CONTEXT_HOLES {
+                free.insert(floor + offset, size);
+            }
+        }
+        VaHeap { free, floor }
+    }
+
+    /// The offset for `size` bytes, or `None` when the span is used up.
+    pub fn alloc(&mut self, size: u64) -> Option<u64> {
+        if size == 0 {
+            return None;
+        }
+        if let Some((&start, &len)) = self.free.iter().find(|(_, &len)| len >= size) {
+            self.free.remove(&start);
+            if len > size {
+                self.free.insert(start + size, len - size);
+            }
+            return Some(start);
+        }
+        let chunk = size.checked_next_multiple_of(CHUNK)?;
+        let start = self.floor.checked_sub(chunk)?;
+        self.floor = start;
+        if chunk > size {
+            self.free_range(start + size, chunk - size);
+        }
+        Some(start)
+    }
+
+    /// `size` bytes at `offset`, handed out by [`Self::alloc`], are free
+    /// again.
+    pub fn free(&mut self, offset: u64, size: u64) {
+        self.free_range(offset, size);
+    }
+
+    fn free_range(&mut self, mut start: u64, mut len: u64) {
+        if let Some((&p, &plen)) = self.free.range(..start).next_back() {
+            if p + plen == start {
+                self.free.remove(&p);
+                start = p;
+                len += plen;
+            }
+        }
+        if let Some(&nlen) = self.free.get(&(start + len)) {
+            self.free.remove(&(start + len));
+            len += nlen;
+        }
+        self.free.insert(start, len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe's placements on the H200 once the context's holes were
+    /// used, relative to one another: 40 MiB opens a chunk (64 MiB), 12 MiB
+    /// and 2 MiB fill its rest, 300 MiB opens a 320 MiB chunk right below,
+    /// the next 2 MiB takes that chunk's rest (the lowest free range), 20
+    /// MiB opens a chunk below it and the next 2 MiB follows the 20 MiB.
+    #[test]
+    fn places_as_the_driver_did() {
+        let span = 1 << 40;
+        let mut h = VaHeap::new(span);
+        assert_eq!(h.alloc(20 * MIB), Some(span - 96 * MIB + 74 * MIB));
+        assert_eq!(h.alloc(2 * MIB), Some(span - 96 * MIB));
+        let a40 = h.alloc(40 * MIB).unwrap();
+        assert_eq!(a40, span - 96 * MIB - 64 * MIB);
+        assert_eq!(h.alloc(12 * MIB), Some(a40 + 40 * MIB));
+        // The context's 2 MiB hole lies above the chunk: the chunk's rest
+        // is lower.
+        assert_eq!(h.alloc(2 * MIB), Some(a40 + 52 * MIB));
+        let a300 = h.alloc(300 * MIB).unwrap();
+        assert_eq!(a300, a40 - 320 * MIB);
+        assert_eq!(h.alloc(2 * MIB), Some(a300 + 300 * MIB));
+        let a20 = h.alloc(20 * MIB).unwrap();
+        assert_eq!(a20, a300 - 32 * MIB);
+        assert_eq!(h.alloc(2 * MIB), Some(a20 + 20 * MIB));
+    }
+
+    /// A fresh context: 12 MiB takes the 20 MiB hole, then 2 MiB the 2 MiB
+    /// hole below it (serving's first two segments on the H200).
+    #[test]
+    fn a_fresh_context_fills_its_holes_first() {
+        let span = 1 << 40;
+        let mut h = VaHeap::new(span);
+        let b = h.alloc(12 * MIB).unwrap();
+        let a = h.alloc(2 * MIB).unwrap();
+        assert_eq!(b - a, 74 * MIB);
+        assert!(h.alloc(20 * MIB).unwrap() < a, "no hole left fits: a chunk below");
+    }
+
+    #[test]
+    fn freed_ranges_merge_and_are_reused_lowest_first() {
+        let mut h = VaHeap::new(1 << 40);
+        let x = h.alloc(32 * MIB).unwrap();
+        let y = h.alloc(32 * MIB).unwrap();
+        assert_eq!(y + 32 * MIB, x);
+        h.free(x, 32 * MIB);
+        h.free(y, 32 * MIB);
+        assert_eq!(h.alloc(64 * MIB), Some(y), "the two freed chunks merged");
+    }
+
+    #[test]
+    fn a_used_up_span_places_nothing() {
+        let mut h = VaHeap::new(200 * MIB);
+        assert!(h.alloc(64 * MIB).is_some());
+        assert_eq!(h.alloc(64 * MIB), None);
+        assert_eq!(h.alloc(0), None);
+        assert_eq!(VaHeap::new(MIB).alloc(2 * MIB), None);
+    }
+}
