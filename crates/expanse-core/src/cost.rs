@@ -59,6 +59,10 @@ pub struct CostState {
     pub high_water_small: u64,
     /// Highest bytes ever reserved by the large pool.
     pub high_water_large: u64,
+    /// Highest bytes ever allocated from the small pool.
+    pub allocated_small: u64,
+    /// Highest bytes ever allocated from the large pool.
+    pub allocated_large: u64,
     /// Devices given access to every page (this one plus its peers).
     pub devices: u64,
     /// Estimated driver time spent so far (µs).

@@ -103,6 +103,8 @@ impl DeviceAllocator {
         CostState {
             high_water_small: self.high_water[PoolKind::Small as usize],
             high_water_large: self.high_water[PoolKind::Large as usize],
+            allocated_small: self.stats.allocated_bytes.pool(PoolKind::Small).peak.max(0) as u64,
+            allocated_large: self.stats.allocated_bytes.pool(PoolKind::Large).peak.max(0) as u64,
             devices: 1 + self.peers.len() as u64,
             spent_us: self.stats.pages.driver_us_estimate(),
         }
