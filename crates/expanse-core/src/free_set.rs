@@ -43,10 +43,25 @@ fn rank(k: &FreeKey) -> u128 {
     (u128::from(k.size) << 64) | u128::from(k.addr)
 }
 
+/// Whether `a` sorts before `b` (keys of one stream).
+#[inline]
+fn before(a: &FreeKey, b: &FreeKey) -> bool {
+    (rank(a), a.block) < (rank(b), b.block)
+}
+
 /// Position of `k` in `keys` (sorted), as `binary_search` gives it.
+#[inline]
 fn search(keys: &[FreeKey], k: &FreeKey) -> Result<usize, usize> {
-    let r = rank(k);
-    keys.binary_search_by(|x| rank(x).cmp(&r).then(x.block.cmp(&k.block)))
+    // Most bins hold one key or none: no bisection for them.
+    match keys {
+        [] => Err(0),
+        [x] if x == k => Ok(0),
+        [x] => Err(usize::from(before(x, k))),
+        _ => {
+            let r = rank(k);
+            keys.binary_search_by(|x| rank(x).cmp(&r).then(x.block.cmp(&k.block)))
+        }
+    }
 }
 
 /// Where a key sits in a [`FreeSet`]: its stream, bin and index there.
@@ -147,24 +162,31 @@ impl FreeSet {
     }
 
     /// Add `k` to the bins of stream `si` (which is `k`'s stream).
+    #[inline]
     fn insert_in(&mut self, si: usize, k: FreeKey) -> bool {
+        self.insert_bin(si, bin_of(k.size), k)
+    }
+
+    /// Add `k` to bin `b` (`k`'s bin) of stream `si` (`k`'s stream).
+    #[inline(always)]
+    fn insert_bin(&mut self, si: usize, b: usize, k: FreeKey) -> bool {
         let s = &mut self.streams[si];
-        let b = bin_of(k.size);
         let keys = &mut s.bins[b];
-        match search(keys, &k) {
-            Ok(_) => false,
-            Err(i) => {
-                // Appending (the common case: few keys a bin) skips the shift.
-                if i == keys.len() {
-                    keys.push(k);
-                } else {
-                    keys.insert(i, k);
-                }
+        match keys.last() {
+            // An empty bin, or a key after the bin's last (the common
+            // cases: few keys a bin): no search, no shift.
+            None => {
+                keys.push(k);
                 s.mark(b);
-                self.len += 1;
-                true
             }
+            Some(last) if before(last, &k) => keys.push(k),
+            Some(_) => match search(keys, &k) {
+                Ok(_) => return false,
+                Err(i) => keys.insert(i, k),
+            },
         }
+        self.len += 1;
+        true
     }
 
     /// Where `k` is, if it is in the set.
@@ -186,7 +208,7 @@ impl FreeSet {
     }
 
     /// Remove the key at `at` (which holds one).
-    #[inline]
+    #[inline(always)]
     fn remove_loc(&mut self, at: Loc) {
         let s = &mut self.streams[at.stream as usize];
         let (b, i) = (at.bin as usize, at.index as usize);
@@ -235,14 +257,12 @@ impl FreeSet {
         let keys = &mut self.streams[l.stream as usize].bins[l.bin as usize];
         let i = l.index as usize;
         let r = rank(&new);
-        if bin_of(new.size) == l.bin as usize
-            && (i == 0 || rank(&keys[i - 1]) < r)
-            && keys.get(i + 1).is_none_or(|n| r < rank(n))
-        {
+        let b = bin_of(new.size);
+        if b == l.bin as usize && (i == 0 || rank(&keys[i - 1]) < r) && keys.get(i + 1).is_none_or(|n| r < rank(n)) {
             keys[i] = new;
         } else {
             self.remove_loc(l);
-            self.insert_in(l.stream as usize, new);
+            self.insert_bin(l.stream as usize, b, new);
         }
         true
     }
@@ -352,6 +372,35 @@ mod tests {
         assert_ne!(bin_of(8192), bin_of(8192 + 512));
         assert_eq!(bin_of(1 << 30), bin_of((1 << 30) + (1 << 26) - 1));
         assert_ne!(bin_of(1 << 30), bin_of((1 << 30) + (1 << 26)));
+    }
+
+    /// Crowded bins: few sizes and addresses, so that bins hold several
+    /// keys, inserts land before, between and after them, and duplicate
+    /// inserts and replaces onto present keys are frequent.
+    #[test]
+    fn crowded_bins_agree_with_a_sorted_set() {
+        let mut set = FreeSet::default();
+        let mut reference = BTreeSet::new();
+        let mut x = 11u64;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            // Sizes 8 KiB + 0..4 KiB share a bin; 512 B and 1 KiB have their own.
+            let size = [512, 1024, 8192, 8192 + 512, 8192 + 2048, 8192 + 4096][(r % 6) as usize];
+            let k = key(r % 2, size, ((r >> 3) % 8) << 20);
+            match r % 4 {
+                0 | 1 => assert_eq!(set.insert(k), reference.insert(k)),
+                2 => assert_eq!(set.remove(&k), reference.remove(&k)),
+                _ => {
+                    let old = reference.iter().nth((r as usize >> 5) % reference.len().max(1)).copied().unwrap_or(k);
+                    let want = reference.remove(&old);
+                    reference.insert(k);
+                    assert_eq!(set.replace(&old, None, k), want);
+                }
+            }
+            assert_eq!(set.len(), reference.len());
+            assert!(set.iter().eq(reference.iter()));
+        }
     }
 
     /// The same operations on a `BTreeSet`, the reference order.

@@ -199,10 +199,18 @@ impl DeviceAllocator {
 
     /// Once no capture is under way, record the events of the blocks freed
     /// during one. A failure leaves the blocks not yet done for next time.
+    #[inline]
     pub(super) fn insert_deferred_events(&mut self) -> Result<(), AllocError> {
         if self.private.deferred.is_empty() || self.private.capturing() {
             return Ok(());
         }
+        self.insert_deferred_events_now()
+    }
+
+    /// [`Self::insert_deferred_events`] when there are some (out of line:
+    /// every malloc asks, few find any).
+    #[inline(never)]
+    fn insert_deferred_events_now(&mut self) -> Result<(), AllocError> {
         let ids = std::mem::take(&mut self.private.deferred);
         for (i, &id) in ids.iter().enumerate() {
             if let Err(e) = self.insert_events(id) {

@@ -39,8 +39,10 @@ impl DeviceAllocator {
     /// `stream` is now the only user of block `id` (after `order_reuse`).
     pub(super) fn claim(&mut self, id: BlockId, stream: StreamId) {
         let b = self.blocks.get_mut(id);
-        b.last_use.clear();
-        b.last_use.insert(stream);
+        if !b.last_use.is_only(stream) {
+            b.last_use.clear();
+            b.last_use.insert(stream);
+        }
     }
 
     /// When the policy lends and the request's stream has no cached block that fits,
