@@ -163,4 +163,62 @@ mod tests {
         assert_eq!(h.alloc(0), None);
         assert_eq!(VaHeap::new(MIB).alloc(2 * MIB), None);
     }
+
+    proptest::proptest! {
+        /// Random allocations and frees: live ranges never overlap, stay
+        /// inside the span, and each allocation takes the lowest free range
+        /// that fits when one does (checked against a list of the free
+        /// gaps kept here), else a fresh chunk below every earlier one.
+        #[test]
+        fn ranges_never_overlap_and_lowest_fit_wins(ops in proptest::collection::vec((0u8..3, 1u64..80), 1..200)) {
+            let span = 1u64 << 36;
+            let mut h = VaHeap::new(span);
+            let mut live: Vec<(u64, u64)> = Vec::new();
+            let mut floor = span - CONTEXT_REGION;
+            for (op, n) in ops {
+                if op == 0 && !live.is_empty() {
+                    let (a, s) = live.remove(n as usize % live.len());
+                    h.free(a, s);
+                    continue;
+                }
+                let size = n * MIB;
+                // The lowest gap that fits, among the context's holes, the
+                // chunks' unused space and freed ranges: everything in
+                // [floor, span) that no live range and no context byte covers.
+                let mut used: Vec<(u64, u64)> = live.clone();
+                let region = span - CONTEXT_REGION;
+                let mut cursor = region;
+                for (off, len) in CONTEXT_HOLES {
+                    if region + off > cursor {
+                        used.push((cursor, region + off - cursor));
+                    }
+                    cursor = region + off + len;
+                }
+                used.push((cursor, span - cursor));
+                used.sort();
+                let mut expect = None;
+                let mut at = floor;
+                for &(a, s) in &used {
+                    if a >= at && a - at >= size {
+                        expect = Some(at);
+                        break;
+                    }
+                    at = at.max(a + s);
+                }
+                let got = h.alloc(size).unwrap();
+                match expect {
+                    Some(e) => proptest::prop_assert_eq!(got, e),
+                    None => {
+                        floor -= size.next_multiple_of(CHUNK);
+                        proptest::prop_assert_eq!(got, floor);
+                    }
+                }
+                for &(a, s) in &live {
+                    proptest::prop_assert!(got + size <= a || a + s <= got, "overlap");
+                }
+                proptest::prop_assert!(got + size <= span);
+                live.push((got, size));
+            }
+        }
+    }
 }
