@@ -1,0 +1,63 @@
+//! expanse's PyTorch modes on the backends without a driver give, on every
+//! recorded trace, the peak PyTorch's own allocator gave on the H200
+//! (`traces/corpus.json`, recorded there by
+//! `scripts/traces/torch_replay.py`), to the byte: PyTorch-native mode with
+//! classic segments placed as `cuMemAlloc` places them
+//! (`expanse_device::VaHeap`), PyTorch-expandable mode with PyTorch's
+//! pages and rules.
+//!
+//! Placement decided on serving and t5_seq2seq: with kernel-chosen
+//! addresses the host was 2 MiB above PyTorch on serving and 6 MiB above on
+//! t5_seq2seq, and the sim backend's upward bump 2 MiB below on serving.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn corpus() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(root().join("traces/corpus.json")).unwrap()).unwrap()
+}
+
+fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
+    let path = root().join(format!("traces/{trace}.trace.csv.gz"));
+    let out = Command::new(env!("CARGO_BIN_EXE_expanse"))
+        .args(["replay", path.to_str().unwrap(), "--backend", backend])
+        .args(["--conf", conf, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{trace} on {backend}: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["peak_reserved_bytes"].as_u64().unwrap()
+}
+
+/// Every recorded trace, both PyTorch modes, on one backend: the peaks that
+/// differ from PyTorch's, listed.
+fn differences(backend: &str) -> Vec<String> {
+    let corpus = corpus();
+    let mut out = Vec::new();
+    for (trace, v) in corpus["traces"].as_object().unwrap() {
+        for (mode, conf) in
+            [("native", "expandable_segments:False"), ("expandable", "expandable_segments:True,pytorch_compat:True")]
+        {
+            let want = v["replay"][mode]["peak_reserved_bytes"].as_u64().unwrap();
+            let got = mode_peak(trace, backend, conf);
+            if got != want {
+                out.push(format!("{trace} {mode}: {got} against PyTorch's {want}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn both_pytorch_modes_give_pytorchs_peaks_on_every_trace_on_the_sim_backend() {
+    assert_eq!(differences("sim"), Vec::<String>::new());
+}
+
+#[test]
+fn both_pytorch_modes_give_pytorchs_peaks_on_every_trace_on_the_host_backend() {
+    assert_eq!(differences("host"), Vec::<String>::new());
+}
