@@ -57,6 +57,10 @@ pub struct Config {
     /// the last this many allocations (the working set) is not moved
     /// (0: any free page may move).
     pub move_reuse_window: u64,
+    /// expanse mode: a stream with no fitting free block of its own may
+    /// take another stream's (ordered by an event wait). `false` keeps
+    /// every stream to its own blocks, as PyTorch does.
+    pub lend_across_streams: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -83,6 +87,7 @@ impl Default for Config {
             max_page_size: 40 * MIB,
             move_budget: 1.75,
             move_reuse_window: crate::policy::REUSE_WINDOW,
+            lend_across_streams: true,
             release_threshold: None,
         }
     }
@@ -149,6 +154,7 @@ const KNOWN_KEYS: &[&str] = &[
     "max_page_size_mb",
     "move_budget",
     "move_reuse_window",
+    "lend_across_streams",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -343,6 +349,9 @@ impl Config {
                 }
                 self.move_reuse_window = n;
             }
+            "lend_across_streams" => {
+                self.lend_across_streams = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -401,6 +410,11 @@ impl Config {
         }
         put(self.move_budget != d.move_budget, "move_budget", self.move_budget.to_string());
         put(self.move_reuse_window != d.move_reuse_window, "move_reuse_window", self.move_reuse_window.to_string());
+        put(
+            self.lend_across_streams != d.lend_across_streams,
+            "lend_across_streams",
+            if self.lend_across_streams { "True" } else { "False" }.to_string(),
+        );
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());
         }
@@ -543,6 +557,7 @@ mod tests {
             pages in (page_size(), page_size(), page_size(), page_size()),
             move_budget in prop_oneof![Just(0.0), 0.0f64..100.0],
             move_reuse_window in prop_oneof![Just(0u64), 0u64..1 << 20],
+            lend_across_streams in any::<bool>(),
             release_mb in proptest::option::of(0u64..1 << 20),
         ) -> Config {
             Config {
@@ -559,6 +574,7 @@ mod tests {
                 max_page_size: pages.2.max(pages.3),
                 move_budget,
                 move_reuse_window,
+                lend_across_streams,
                 release_threshold: release_mb.map(|mb| mb * MIB),
             }
         }
@@ -617,6 +633,7 @@ mod tests {
         for (s, key) in [
             ("expandable_segments:true", "expandable_segments"),
             ("expandable_segments:1", "expandable_segments"),
+            ("lend_across_streams:no", "lend_across_streams"),
             ("max_split_size_mb:20", "max_split_size_mb"),
             ("max_split_size_mb:abc", "max_split_size_mb"),
             ("garbage_collection_threshold:1.0", "garbage_collection_threshold"),

@@ -140,6 +140,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(10, "max_page_size_mb", &pages),
             opt(11, "move_budget", &["0", "1.75", "1000000000"]),
             opt(12, "move_reuse_window", &["0", "1", "128", "281474976710656"]),
+            opt(13, "lend_across_streams", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

@@ -263,7 +263,7 @@ impl Policy {
                 total_share: TOTAL_SHARE,
             },
             moving: MovePolicy::WithinBudget { budget, reuse_window: config.move_reuse_window },
-            lending: LendPolicy::AcrossStreams,
+            lending: if config.lend_across_streams { LendPolicy::AcrossStreams } else { LendPolicy::Never },
             oversize_rules_on_expandable: false,
             release: ReleasePolicy { gc_ages_include_expandable: false, threshold: config.release_threshold },
         }

@@ -589,3 +589,24 @@ fn config_comes_from_environment_in_priority_order() {
         std::env::remove_var(v);
     }
 }
+
+/// `lend_across_streams:False`: expanse keeps each stream to its own
+/// blocks, as PyTorch does; no event wait is ever issued, and the stream
+/// grows a segment of its own (its pages may still come from the other
+/// stream's free pages: moving is a separate rule).
+#[test]
+fn lending_off_keeps_each_stream_to_its_own_blocks() {
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Expanse, &d, "lend_across_streams:False");
+    let p = a.malloc(2 * MIB, S0).unwrap();
+    a.free(p).unwrap();
+    let q = a.malloc(2 * MIB, S1).unwrap();
+    assert_ne!(p, q, "a block freed on stream 0 must not serve stream 1");
+    assert!(d.waits().is_empty());
+    assert_eq!(a.stats().cross_stream_waits, 0);
+    let r = a.malloc(2 * MIB, S0).unwrap();
+    assert_eq!(r, p, "stream 0 reuses its own block");
+    a.free(q).unwrap();
+    a.free(r).unwrap();
+    check(&a, &d);
+}
