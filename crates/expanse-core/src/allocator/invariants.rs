@@ -33,6 +33,7 @@ impl DeviceAllocator {
             self.check_pool_membership(id, b, &mut tally)?;
             self.check_segment(b, &mut tally)?;
         }
+        self.check_pending()?;
         self.check_totals(&tally)?;
         if !self.reuse.consistent() {
             return Err(
@@ -53,7 +54,25 @@ impl DeviceAllocator {
         Ok(())
     }
 
-    /// Size, neighbour links, and no free neighbours left unmerged.
+    /// A pending merge is of a free block of a shared pool with the free
+    /// block after it, its only free neighbour.
+    fn check_pending(&self) -> Result<(), String> {
+        let Some(m) = self.pending else { return Ok(()) };
+        let (b, r) = (self.blocks.get(m.front), self.blocks.get(m.rest));
+        if !b.is_allocatable() || !b.mapped || b.private != 0 || b.next != Some(m.rest) {
+            return Err(format!("pending merge at {:#x}: not a free mapped shared block before its rest", b.addr));
+        }
+        if !r.is_allocatable() || !r.mapped {
+            return Err(format!("pending merge at {:#x}: its rest is not free", b.addr));
+        }
+        if b.prev.is_some_and(|p| self.blocks.get(p).is_allocatable() && self.blocks.get(p).mapped) {
+            return Err(format!("pending merge at {:#x}: a free block before it too", b.addr));
+        }
+        Ok(())
+    }
+
+    /// Size, neighbour links, and no free neighbours left unmerged (but a
+    /// pending merge's).
     fn check_links(&self, id: BlockId, b: &Block) -> Result<(), String> {
         if b.size == 0 {
             return Err(format!("block {id} has size 0"));
@@ -64,7 +83,8 @@ impl DeviceAllocator {
                 return Err(format!("block {id} at {:#x}: next link broken", b.addr));
             }
             let mergeable = |x: &Block| !x.allocated && x.event_count == 0 && x.stream_uses.is_empty();
-            if mergeable(b) && mergeable(nb) && b.mapped == nb.mapped {
+            let pending = self.pending.is_some_and(|m| (m.front, m.rest) == (id, n));
+            if mergeable(b) && mergeable(nb) && b.mapped == nb.mapped && !pending {
                 return Err(format!("free neighbours {:#x} and {:#x} left unmerged", b.addr, nb.addr));
             }
         }
@@ -84,7 +104,9 @@ impl DeviceAllocator {
         let in_unmapped = pool.unmapped.contains(&Pool::unmapped_key(id, b));
         // Not free either: a block waiting on events, or one freed during a
         // capture whose events wait for its end (stream uses still listed).
-        let should_free = b.mapped && !b.allocated && b.event_count == 0 && b.stream_uses.is_empty();
+        // The freed block of a pending merge is cached through it, in no set.
+        let pending = self.pending.is_some_and(|m| m.front == id);
+        let should_free = b.mapped && !b.allocated && b.event_count == 0 && b.stream_uses.is_empty() && !pending;
         if in_free != should_free {
             return Err(format!("block {:#x}: in free set {in_free}, should be {should_free}", b.addr));
         }

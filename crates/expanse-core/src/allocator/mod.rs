@@ -19,6 +19,8 @@
 //!   once; the out-of-memory path's fruitless searches, remembered.
 //! - `reuse.rs`: the allocation clock and which memory the workload
 //!   reuses (the moving policy's working set).
+//! - `pending.rs`: lazy merging, a freed block left unmerged with the
+//!   free block after it until the next call (which may take it back).
 //!
 //! Everything here works on integer addresses and opaque ids; the only
 //! outside effect is calls on the [`Device`].
@@ -29,6 +31,7 @@ mod growth;
 mod invariants;
 mod moving;
 mod oom;
+mod pending;
 mod private_pools;
 mod recording;
 mod refusal;
@@ -146,6 +149,16 @@ pub struct DeviceAllocator {
     /// The allocation clock and which memory the workload reuses, for the
     /// moving policy's working set (`reuse.rs`).
     reuse: reuse::ReuseStamps,
+    /// A freed block not yet merged with the free block after it
+    /// (`pending.rs`); every call but a `malloc` it serves completes it.
+    pending: Option<pending::PendingMerge>,
+    /// Whether `free` may leave a merge pending: not under a release
+    /// threshold (which looks at the cache right after every free), and
+    /// off to test against the eager allocator.
+    lazy_merge: bool,
+    /// Mallocs served by a pending merge (tests check they happen).
+    #[cfg(feature = "testing")]
+    pending_served: u64,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -193,7 +206,12 @@ impl DeviceAllocator {
             history: None,
             refused: refusal::Refusals::default(),
             reuse: reuse::ReuseStamps::default(),
+            pending: None,
+            lazy_merge: false,
+            #[cfg(feature = "testing")]
+            pending_served: 0,
         };
+        a.lazy_merge = a.policy.release.threshold.is_none();
         a.stats.max_split_size = a.config.max_split_size;
         if let Some(f) = a.config.per_process_memory_fraction {
             a.set_memory_fraction(f);
@@ -234,9 +252,26 @@ impl DeviceAllocator {
 
     /// Limit this process to `fraction` of the device's memory.
     pub fn set_memory_fraction(&mut self, fraction: f64) {
+        self.settle();
         let f = fraction.clamp(0.0, 1.0);
         self.memory_fraction = Some(f);
         self.allowed_memory_maximum = (f * self.device.total_memory() as f64) as u64;
+    }
+
+    /// Whether `free` may leave a merge pending (on by default; decisions
+    /// and observables are the same either way). For tests that compare
+    /// the two.
+    #[cfg(feature = "testing")]
+    pub fn set_lazy_merge(&mut self, on: bool) {
+        self.settle();
+        self.lazy_merge = on && self.policy.release.threshold.is_none();
+    }
+
+    /// Whether a merge is pending now, and how many mallocs a pending
+    /// merge served so far.
+    #[cfg(feature = "testing")]
+    pub fn pending_merge_counts(&self) -> (bool, u64) {
+        (self.pending.is_some(), self.pending_served)
     }
 
     /// Call `observer` on every out-of-memory failure.
@@ -265,6 +300,11 @@ impl DeviceAllocator {
 
     /// Allocate `size` bytes for use on `stream`; returns the address.
     pub fn malloc(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        if self.pending.is_some() {
+            if let Some(addr) = self.malloc_pending(orig_size, stream) {
+                return Ok(addr);
+            }
+        }
         if orig_size > MAX_REQUEST {
             self.stats.num_ooms += 1;
             return Err(AllocError::TooLarge { requested: orig_size });
@@ -351,12 +391,7 @@ impl DeviceAllocator {
                 None => self.insert_into_pool(remaining),
             }
             let rem_size = self.blocks.get(remaining).size;
-            if already_split && !expandable {
-                self.stats.inactive_split_bytes.decrease(st, p.size);
-            } else if !expandable {
-                self.stats.inactive_split_bytes.increase(st, rem_size);
-                self.stats.inactive_split.increase(st, 1);
-            }
+            self.count_split(st, already_split, expandable, p.size, rem_size);
             id = new_id;
         } else if let Some((k, at)) = cached {
             self.pools[p.pool as usize].free.remove_at(&k, at);
@@ -366,11 +401,31 @@ impl DeviceAllocator {
             self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);
         }
-        self.claim(id, p.stream);
+        Ok(self.hand_out(id, p.stream, p.pool, orig_size))
+    }
+
+    /// The statistics of a split of a free block of pool `st` into `size`
+    /// bytes handed out and `rem_size` bytes left cached; `already_split`:
+    /// the block was part of a split segment before.
+    #[inline(always)]
+    fn count_split(&mut self, st: PoolKind, already_split: bool, expandable: bool, size: u64, rem_size: u64) {
+        if already_split && !expandable {
+            self.stats.inactive_split_bytes.decrease(st, size);
+        } else if !expandable {
+            self.stats.inactive_split_bytes.increase(st, rem_size);
+            self.stats.inactive_split.increase(st, 1);
+        }
+    }
+
+    /// Hand free block `id` of pool `st`, in no pool set and already split
+    /// to size, out for `orig_size` bytes on `stream`: its users, the active map, the statistics, the history.
+    #[inline(never)]
+    fn hand_out(&mut self, id: BlockId, stream: StreamId, st: PoolKind, orig_size: u64) -> u64 {
+        self.claim(id, stream);
         let b = self.blocks.get_mut(id);
         b.allocated = true;
         b.requested = orig_size;
-        let (addr, size) = (b.addr, b.size);
+        let (addr, size, expandable) = (b.addr, b.size, b.is_expandable());
         self.active.insert(addr, id);
         self.stats.allocation.increase(st, 1);
         self.stats.allocated_bytes.increase(st, size);
@@ -383,13 +438,14 @@ impl DeviceAllocator {
         if expandable && st == PoolKind::Large && self.policy.moving.watches_reuse() {
             self.stamp_reuse(id);
         }
-        self.record(Action::Alloc, addr, orig_size, p.stream);
-        Ok(addr)
+        self.record(Action::Alloc, addr, orig_size, stream);
+        addr
     }
 
     /// Free the allocation at `ptr`. An unknown pointer (never allocated
     /// here, or already freed) is a misuse error and changes nothing.
     pub fn free(&mut self, ptr: u64) -> Result<(), AllocError> {
+        self.settle();
         let Some(id) = self.active.remove(&ptr) else {
             return Err(AllocError::Misuse {
                 message: format!(
@@ -412,7 +468,7 @@ impl DeviceAllocator {
         if !self.blocks.get(id).stream_uses.is_empty() {
             self.insert_events_unless_capturing(id)?;
         } else {
-            self.free_block(id);
+            self.free_block_lazily(id);
         }
         if self.policy.release.threshold.is_some() {
             self.release_over_threshold()?;
@@ -423,6 +479,7 @@ impl DeviceAllocator {
     /// Give device `peer` access to all memory of this device, now and
     /// later (every page of every expandable segment).
     pub fn add_peer(&mut self, peer: u32) -> Result<(), AllocError> {
+        self.settle();
         if peer == self.device.ordinal() || self.peers.contains(&peer) {
             return Ok(());
         }

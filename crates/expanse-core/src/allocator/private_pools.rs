@@ -116,6 +116,7 @@ impl DeviceAllocator {
     /// Allocate `size` bytes on `stream` from private pool `pool`, which
     /// must be being allocated to ([`Self::begin_allocate_to_pool_by_name`]).
     pub fn malloc_in_pool(&mut self, size: u64, stream: StreamId, pool: PoolId) -> Result<u64, AllocError> {
+        self.settle();
         let slot = self.pool_slot(pool, "malloc_in_pool")?;
         if !self.private.routes.iter().any(|&(_, s)| s == slot) {
             return Err(AllocError::Misuse {
@@ -130,6 +131,7 @@ impl DeviceAllocator {
     }
 
     fn begin_pool(&mut self, pool: PoolId, stream: Option<StreamId>) -> Result<(), AllocError> {
+        self.settle();
         if let Some(slot) = stream.and_then(|s| self.private.route(s)) {
             let other = self.private.get(slot).id;
             return Err(AllocError::Misuse {
@@ -155,6 +157,7 @@ impl DeviceAllocator {
     /// Stop routing allocations to `pool` (every stream routed to it). Its
     /// memory stays private until [`Self::release_pool`].
     pub fn end_allocate_to_pool(&mut self, pool: PoolId) -> Result<(), AllocError> {
+        self.settle();
         let slot = self.pool_slot(pool, "end_allocate_to_pool")?;
         self.private.routes.retain(|&(_, s)| s != slot);
         Ok(())
@@ -164,6 +167,7 @@ impl DeviceAllocator {
     /// wholly free segments join the shared cache now, the rest once their
     /// blocks are freed.
     pub fn release_pool(&mut self, pool: PoolId) -> Result<(), AllocError> {
+        self.settle();
         let slot = self.pool_slot(pool, "release_pool")?;
         let p = self.private.get_mut(slot);
         if p.use_count == 0 {

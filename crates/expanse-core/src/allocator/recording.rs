@@ -44,6 +44,7 @@ impl DeviceAllocator {
     /// The state of every segment and block, and the history (a `snapshot`
     /// entry is recorded first).
     pub fn snapshot(&mut self) -> DeviceSnapshot {
+        self.settle();
         self.record(Action::Snapshot, 0, 0, StreamId(0));
         let device = self.device.ordinal();
         let firsts: Vec<BlockId> = self.blocks.iter().filter(|(_, b)| b.prev.is_none()).map(|(id, _)| id).collect();

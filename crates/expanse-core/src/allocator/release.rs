@@ -22,6 +22,7 @@ impl DeviceAllocator {
     /// Return every wholly free cached segment (classic) and every wholly
     /// free page (expandable) to the device, after synchronizing.
     pub fn empty_cache(&mut self) -> Result<(), AllocError> {
+        self.settle();
         self.release_cached_blocks()
     }
 
@@ -267,6 +268,7 @@ impl DeviceAllocator {
     /// Release everything back to the device (used by `Drop`); errors are
     /// collected, not raised.
     pub(super) fn teardown(&mut self) {
+        self.settle();
         if !self.active.is_empty() {
             self.teardown_errors.push(format!("{} allocation(s) still live at shutdown", self.active.len()));
         }

@@ -174,11 +174,28 @@ impl DeviceAllocator {
 
     /// Return block `id` to its pool, merged with its free neighbours.
     pub(super) fn free_block(&mut self, id: BlockId) {
+        let freed = self.begin_free_block(id);
+        let (d_blocks, d_bytes) = self.merge_free_block(id);
+        self.count_free(freed, d_blocks, d_bytes);
+    }
+
+    /// The first step of freeing block `id`: recorded, its request
+    /// forgotten. Returns its pool, size and whether it is expandable,
+    /// for [`Self::count_free`].
+    #[inline(always)]
+    pub(super) fn begin_free_block(&mut self, id: BlockId) -> (PoolKind, u64, bool) {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
         self.record(Action::FreeCompleted, addr, requested, stream);
         let b = self.blocks.get(id);
-        let (orig_size, pool, expandable) = (b.size, b.pool, b.is_expandable());
+        (b.pool, b.size, b.is_expandable())
+    }
+
+    /// Merge free block `id` with its free neighbours and cache the result.
+    /// Returns the change in split blocks and their bytes.
+    #[inline(always)]
+    pub(super) fn merge_free_block(&mut self, id: BlockId) -> (i64, i64) {
+        let b = self.blocks.get(id);
         let (prev, next) = (b.prev, b.next);
         let mut d_blocks: i64 = 0;
         let mut d_bytes: i64 = 0;
@@ -206,7 +223,15 @@ impl DeviceAllocator {
             d_blocks += 1;
             d_bytes += b.size as i64;
         }
-        let st = pool;
+        (d_blocks, d_bytes)
+    }
+
+    /// The statistics of a freed block (`freed`: its pool, size and whether
+    /// it is expandable) whose merges changed the split blocks by
+    /// `d_blocks` and their bytes by `d_bytes`.
+    #[inline(always)]
+    pub(super) fn count_free(&mut self, freed: (PoolKind, u64, bool), d_blocks: i64, d_bytes: i64) {
+        let (st, orig_size, expandable) = freed;
         if !expandable {
             if d_blocks > 0 {
                 self.stats.inactive_split.increase(st, d_blocks as u64);

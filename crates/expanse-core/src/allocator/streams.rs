@@ -82,6 +82,7 @@ impl DeviceAllocator {
     /// Mark the allocation at `ptr` as used on `stream` too: when freed, it
     /// is reused only after the work queued on `stream` by then completed.
     pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
+        self.settle();
         let Some(&id) = self.active.get(&ptr) else {
             return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
         };
