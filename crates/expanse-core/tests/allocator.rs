@@ -610,3 +610,33 @@ fn lending_off_keeps_each_stream_to_its_own_blocks() {
     a.free(r).unwrap();
     check(&a, &d);
 }
+
+/// Blocks whose stream events complete together are freed in stream order
+/// (the queues are kept by stream id), so two runs of the same program
+/// free them in the same order and record the same history; with the
+/// queues in a hash map the order was each allocator's hash order.
+#[test]
+fn blocks_freed_in_one_pass_are_freed_in_stream_order() {
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Classic, &d, "");
+    a.record_history(Some(1 << 10));
+    d.hold_events(true);
+    let blocks: Vec<u64> = (0..8).map(|_| a.malloc(3 * MIB, S0).unwrap()).collect();
+    for (i, &p) in blocks.iter().enumerate() {
+        a.record_stream(p, StreamId(20 - i as u64)).unwrap();
+        a.free(p).unwrap();
+    }
+    d.complete_events();
+    let q = a.malloc(1000, S0).unwrap();
+    let freed: Vec<u64> = a
+        .history()
+        .unwrap()
+        .entries()
+        .filter(|e| e.action == expanse_core::history::Action::FreeCompleted)
+        .map(|e| e.addr)
+        .collect();
+    let by_stream: Vec<u64> = blocks.iter().rev().copied().collect();
+    assert_eq!(freed, by_stream, "streams 13..=20 in order: the blocks in reverse");
+    a.free(q).unwrap();
+    check(&a, &d);
+}

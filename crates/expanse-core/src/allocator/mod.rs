@@ -40,7 +40,7 @@ mod reuse;
 mod search;
 mod streams;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -117,8 +117,10 @@ pub struct DeviceAllocator {
     /// Expandable segments by slot ([`SegmentRef::Expandable`]); `None`
     /// once released.
     segments: Vec<Option<ExpandableSegment>>,
-    /// Pending stream events, per stream, in record order.
-    events: HashMap<StreamId, VecDeque<PendingEvent>>,
+    /// Pending stream events, per stream, in record order; streams are
+    /// visited in id order, so that blocks freed in one pass of
+    /// `process_events` are freed in the same order in every run.
+    events: BTreeMap<StreamId, VecDeque<PendingEvent>>,
     stats: DeviceStats,
     /// Bytes reserved from the device: classic segments plus mapped pages.
     reserved: u64,
@@ -190,7 +192,7 @@ impl DeviceAllocator {
             pools: [Pool::default(), Pool::default()],
             active: HashMap::default(),
             segments: Vec::new(),
-            events: HashMap::new(),
+            events: BTreeMap::new(),
             stats: DeviceStats::default(),
             reserved: 0,
             memory_fraction: None,

@@ -276,7 +276,7 @@ impl DeviceAllocator {
             self.teardown_errors.push(format!("synchronize: {e}"));
         }
         let unreleased = std::mem::take(&mut self.unreleased_events);
-        let pending = self.events.drain().flat_map(|(_, q)| q).map(|PendingEvent { event, .. }| event);
+        let pending = std::mem::take(&mut self.events).into_values().flatten().map(|PendingEvent { event, .. }| event);
         for event in unreleased.into_iter().chain(pending.collect::<Vec<_>>()) {
             {
                 if let Err(e) = self.device.release_event(event) {

@@ -160,7 +160,7 @@ impl DeviceAllocator {
         if self.events.is_empty() {
             return Ok(());
         }
-        let all: Vec<_> = self.events.drain().flat_map(|(_, q)| q).collect();
+        let all: Vec<_> = std::mem::take(&mut self.events).into_values().flatten().collect();
         let mut first_error = Ok(());
         for PendingEvent { event: e, block: id } in all {
             self.event_done(id);
