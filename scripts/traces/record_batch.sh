@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issue 8: record a batch of held-out workloads (models built from configs,
+# nothing downloaded) on the one-H200 machine from the repository root,
+# within about 9 minutes for eight of them:
+#
+#     bash scripts/traces/record_batch.sh TAG NAME...
+#
+# (record_new5.sh and record_new6.sh name the two batches of 2026-11-30).
+# 1. records them three at a time, 300 s each at most, the whole step cut
+#    at 330 s (scripts/traces/record_corpus.sh record) into $OUT/corpus;
+# 2. replays each trace that came out through PyTorch's three allocators
+#    (record_corpus.sh replay, one fresh process per trace and mode), three
+#    traces at a time, each into a folder of its own so that no two
+#    processes append to one file; their lines are then joined, in the
+#    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s;
+# 3. lists $OUT/corpus, shows the tail of every log, and packs $OUT/corpus
+#    into $OUT/TAG.tar.gz (the loose files removed: the device tool brings
+#    back 8 files at most). $OUT/TAG.log is this script's output.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT/corpus"
+TAG=${1:?usage: record_batch.sh TAG NAME...}
+shift
+exec > >(tee "$OUT/$TAG.log") 2>&1
+START=$(date +%s)
+elapsed() { echo "[$(($(date +%s) - START)) s] $*"; }
+
+# As given: longest first, so that the three slots finish close together.
+NAMES=("$@")
+
+elapsed "recording ${NAMES[*]}"
+# timeout signals its whole process group: xargs and the recorders go too.
+JOBS=3 LIMIT=300 timeout 330 bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
+elapsed "recorded"
+
+W=$(mktemp -d "/tmp/$TAG.XXXX")
+traces=()
+for n in "${NAMES[@]}"; do
+  t=$OUT/corpus/$n.trace.csv.gz
+  if [ -f "$t" ]; then traces+=("$t"); else echo "MISSING: $n (see $n.log)"; fi
+done
+elapsed "replaying ${#traces[@]} traces"
+# shellcheck disable=SC2016
+printf '%s\n' "${traces[@]}" | timeout 150 xargs -P 3 -I{} sh -c \
+  'n=$(basename "$1" .trace.csv.gz); OUT="$2/$n" bash scripts/traces/record_corpus.sh replay "$1" > /dev/null' \
+  _ {} "$W"
+for n in "${NAMES[@]}"; do
+  cat "$W/$n/corpus/torch.jsonl" 2>/dev/null >> "$OUT/corpus/torch.jsonl"
+  cat "$W/$n/corpus/replay.err" 2>/dev/null >> "$OUT/corpus/replay.err"
+done
+rm -rf "$W"
+elapsed "replayed"
+
+echo "== torch.jsonl"
+cat "$OUT/corpus/torch.jsonl" 2>/dev/null
+echo "== replay.err (tail)"
+tail -20 "$OUT/corpus/replay.err" 2>/dev/null
+echo "== ls -la $OUT/corpus"
+ls -la "$OUT/corpus"
+for n in "${NAMES[@]}"; do
+  echo "== $n.log (tail)"
+  tail -5 "$OUT/corpus/$n.log" 2>/dev/null
+  [ -f "$OUT/corpus/$n.live.json" ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+print(d['workload'], d['events'], 'events', d['seconds'], 's, peak reserved', d['memory_stats'].get('reserved_bytes.all.peak'))" \
+    "$OUT/corpus/$n.live.json"
+done
+
+tar -C "$OUT" -czf "$OUT/$TAG.tar.gz" corpus && rm -rf "${OUT:?}/corpus"
+elapsed "packed"
+ls -la "$OUT"
