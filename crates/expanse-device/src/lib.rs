@@ -9,11 +9,13 @@
 #![warn(missing_docs)]
 
 mod error;
+mod free_ranges;
 mod ledger;
 mod streams;
 mod va_heap;
 
 pub use error::{DeviceError, Misuse, Result};
+pub use free_ranges::FreeRanges;
 pub use ledger::{Ledger, Live};
 pub use streams::TraceStreams;
 pub use va_heap::VaHeap;

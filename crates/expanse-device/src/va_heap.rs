@@ -23,7 +23,7 @@
 //! never frees a segment.
 #![forbid(unsafe_code)]
 
-use std::collections::BTreeMap;
+use crate::FreeRanges;
 
 const MIB: u64 = 1 << 20;
 
@@ -39,8 +39,8 @@ const CONTEXT_HOLES: [(u64, u64); 2] = [(0, 2 * MIB), (74 * MIB, 20 * MIB)];
 /// `cuMemAlloc` addresses.
 #[derive(Clone, Debug)]
 pub struct VaHeap {
-    /// Free ranges: start -> length.
-    free: BTreeMap<u64, u64>,
+    /// Free ranges.
+    free: FreeRanges,
     /// Start of the lowest chunk so far: new chunks go below it.
     floor: u64,
 }
@@ -50,11 +50,11 @@ impl VaHeap {
     /// `span` must hold the context region (96 MiB); a smaller one gives a
     /// heap that places nothing.
     pub fn new(span: u64) -> Self {
-        let mut free = BTreeMap::new();
+        let mut free = FreeRanges::new();
         let floor = span.saturating_sub(CONTEXT_REGION);
         if span >= CONTEXT_REGION {
             for (offset, size) in CONTEXT_HOLES {
-                free.insert(floor + offset, size);
+                free.give(floor + offset, size);
             }
         }
         VaHeap { free, floor }
@@ -65,41 +65,20 @@ impl VaHeap {
         if size == 0 {
             return None;
         }
-        if let Some((&start, &len)) = self.free.iter().find(|(_, &len)| len >= size) {
-            self.free.remove(&start);
-            if len > size {
-                self.free.insert(start + size, len - size);
-            }
+        if let Some(start) = self.free.take_lowest(size) {
             return Some(start);
         }
         let chunk = size.checked_next_multiple_of(CHUNK)?;
         let start = self.floor.checked_sub(chunk)?;
         self.floor = start;
-        if chunk > size {
-            self.free_range(start + size, chunk - size);
-        }
+        self.free.give(start + size, chunk - size);
         Some(start)
     }
 
     /// `size` bytes at `offset`, handed out by [`Self::alloc`], are free
     /// again.
     pub fn free(&mut self, offset: u64, size: u64) {
-        self.free_range(offset, size);
-    }
-
-    fn free_range(&mut self, mut start: u64, mut len: u64) {
-        if let Some((&p, &plen)) = self.free.range(..start).next_back() {
-            if p + plen == start {
-                self.free.remove(&p);
-                start = p;
-                len += plen;
-            }
-        }
-        if let Some(&nlen) = self.free.get(&(start + len)) {
-            self.free.remove(&(start + len));
-            len += nlen;
-        }
-        self.free.insert(start, len);
+        self.free.give(offset, size);
     }
 }
 

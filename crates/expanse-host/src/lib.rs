@@ -23,7 +23,7 @@
 
 mod sys;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
 
@@ -32,7 +32,9 @@ use std::sync::Mutex;
 /// The sim backend declares the same figure, so both replay alike.
 pub const ADDRESS_SPACE: u64 = 64 << 40;
 
-use expanse_device::{Device, DeviceError, DevicePtr, EventId, Ledger, PageHandle, Result, StreamId, VaHeap};
+use expanse_device::{
+    Device, DeviceError, DevicePtr, EventId, FreeRanges, Ledger, PageHandle, Result, StreamId, VaHeap,
+};
 
 /// Default capacity: 16 GiB.
 pub const DEFAULT_CAPACITY: u64 = 16 << 30;
@@ -51,7 +53,7 @@ struct State {
     /// memfd offset of each page.
     offsets: HashMap<u64, u64>,
     /// Free offsets of the memfd: start -> length.
-    free_offsets: BTreeMap<u64, u64>,
+    free_offsets: FreeRanges,
     next_event: u64,
     /// Where classic `malloc`s go, reserved at the first one.
     classic: Option<ClassicArena>,
@@ -132,7 +134,7 @@ impl HostDevice {
             .max(granularity);
         let memfd = sys::memfd(space).map_err(|e| os_error("memfd_create", e))?;
         let mut state = State { next_id: 1, next_event: 1, ledger: Ledger::new(granularity), ..State::default() };
-        state.free_offsets.insert(0, space);
+        state.free_offsets.give(0, space);
         Ok(HostDevice { ordinal: 0, capacity, granularity, memfd, state: Mutex::new(state) })
     }
 
@@ -175,32 +177,6 @@ fn with_request(e: DeviceError, requested: u64) -> DeviceError {
         DeviceError::OutOfMemory { call, .. } => DeviceError::OutOfMemory { call, requested },
         other => other,
     }
-}
-
-/// Take `size` bytes of memfd offsets, first fit.
-fn take_offset(free: &mut BTreeMap<u64, u64>, size: u64) -> Option<u64> {
-    let (&start, &len) = free.iter().find(|(_, &len)| len >= size)?;
-    free.remove(&start);
-    if len > size {
-        free.insert(start + size, len - size);
-    }
-    Some(start)
-}
-
-/// Give memfd offsets back, merging with free neighbours.
-fn give_offset(free: &mut BTreeMap<u64, u64>, mut start: u64, mut len: u64) {
-    if let Some((&p, &plen)) = free.range(..start).next_back() {
-        if p + plen == start {
-            free.remove(&p);
-            start = p;
-            len += plen;
-        }
-    }
-    if let Some(&nlen) = free.get(&(start + len)) {
-        free.remove(&(start + len));
-        len += nlen;
-    }
-    free.insert(start, len);
 }
 
 impl Drop for HostDevice {
@@ -277,7 +253,9 @@ impl Device for HostDevice {
             if st.used.saturating_add(size) > self.capacity {
                 return Err(DeviceError::OutOfMemory { call: "create_page", requested: size });
             }
-            let offset = take_offset(&mut st.free_offsets, size)
+            let offset = st
+                .free_offsets
+                .take_lowest(size)
                 .ok_or(DeviceError::OutOfMemory { call: "create_page", requested: size })?;
             st.used += size;
             let id = st.next_id;
@@ -295,7 +273,7 @@ impl Device for HostDevice {
             sys::punch_hole(self.memfd.as_raw_fd(), offset, size).map_err(|e| os_error("release_page", e))?;
             st.offsets.remove(&page.0);
             st.used -= size;
-            give_offset(&mut st.free_offsets, offset, size);
+            st.free_offsets.give(offset, size);
             Ok(())
         })?;
         Ok(())
