@@ -59,7 +59,7 @@ fn apply(s: &mut Side, c: &[u8]) -> String {
     let raw = u64::from(b(1)) << 8 | u64::from(b(2));
     let stream = StreamId(u64::from(b(3) % 4 / 3));
     let pick = |n: usize| usize::from(b(2)) % n.max(1);
-    match b(0) % 16 {
+    match b(0) % 17 {
         0..=4 => {
             let r = s.alloc.malloc(size_of(b(1), raw), stream);
             if let Ok(a) = r {
@@ -106,6 +106,34 @@ fn apply(s: &mut Side, c: &[u8]) -> String {
             s.device.complete_events();
             "events completed".into()
         }
+        // Two free blocks a malloc chooses between, one of them just freed
+        // (left pending): [a][spacer][b], `a` freed first, then `b`, then
+        // `b`'s size asked for. Same sizes: the lower address wins; `a`
+        // larger: in an expandable segment `b` can reach the unmapped
+        // space after it, so best fit takes `a`.
+        16 => {
+            let x = size_of(b(1), raw);
+            let a_size = if b(2) % 2 == 0 { x } else { x + 2 * MIB };
+            let mut out = String::new();
+            let mut got = Vec::new();
+            for size in [a_size, 3 * MIB, x] {
+                let r = s.alloc.malloc(size, stream);
+                out += &format!("{r:?} ");
+                got.push(r);
+            }
+            if let [Ok(a), Ok(spacer), Ok(b)] = got[..] {
+                out += &format!("{:?} {:?} ", s.alloc.free(a), s.alloc.free(b));
+                let r = s.alloc.malloc(x, stream);
+                out += &format!("{r:?}");
+                s.live.push(spacer);
+                if let Ok(c) = r {
+                    s.live.push(c);
+                }
+            } else {
+                s.live.extend(got.into_iter().flatten());
+            }
+            out
+        }
         // A free of a pointer that is not live changes nothing.
         _ => format!("{:?}", s.alloc.free(1 << 50)),
     }
@@ -116,7 +144,9 @@ fn history(a: &DeviceAllocator) -> Vec<TraceEntry> {
     a.history().expect("recorded").entries().copied().collect()
 }
 
-fn run(bytes: &[u8], config: &Config, capacity: u64, hold_events: bool) -> Result<(bool, u64), TestCaseError> {
+/// Runs `bytes` on both sides; whether a merge was ever pending, and the
+/// mallocs served by a pending merge and by a pending whole block.
+fn run(bytes: &[u8], config: &Config, capacity: u64, hold_events: bool) -> Result<(bool, u64, u64), TestCaseError> {
     let mut lazy = Side::new(config, capacity, true, hold_events);
     let mut eager = Side::new(config, capacity, false, hold_events);
     let mut pending_seen = false;
@@ -137,11 +167,12 @@ fn run(bytes: &[u8], config: &Config, capacity: u64, hold_events: bool) -> Resul
         );
         lazy.alloc.check_invariants().map_err(|e| TestCaseError::fail(format!("op {i} {c:?}: lazy: {e}")))?;
         eager.alloc.check_invariants().map_err(|e| TestCaseError::fail(format!("op {i} {c:?}: eager: {e}")))?;
-        prop_assert_eq!(eager.alloc.pending_merge_counts(), (false, 0), "the eager side never defers");
+        prop_assert_eq!(eager.alloc.pending_merge_counts(), (false, 0, 0), "the eager side never defers");
         pending_seen |= lazy.alloc.pending_merge_counts().0;
     }
     prop_assert_eq!(lazy.alloc.snapshot().segments, eager.alloc.snapshot().segments, "final snapshots differ");
-    Ok((pending_seen, lazy.alloc.pending_merge_counts().1))
+    let (_, merges, whole) = lazy.alloc.pending_merge_counts();
+    Ok((pending_seen, merges, whole))
 }
 
 fn configs() -> Vec<Config> {
@@ -174,13 +205,14 @@ proptest! {
 }
 
 /// The test above exercises what it is about: over fixed pseudo-random
-/// sequences in every configuration, merges are left pending and mallocs
-/// are served by them, in every configuration but none.
+/// sequences in every configuration, merges and whole blocks are left
+/// pending and mallocs are served by both kinds.
 #[test]
 fn pending_merges_are_left_and_served() {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for (n, config) in configs().iter().enumerate() {
         let mut served = 0;
+        let mut served_whole = 0;
         let mut seen = false;
         for _ in 0..8 {
             let bytes: Vec<u8> = (0..1200)
@@ -191,10 +223,14 @@ fn pending_merges_are_left_and_served() {
                     x as u8
                 })
                 .collect();
-            let (s, k) = run(&bytes, config, 2 << 30, false).unwrap();
+            let (s, k, w) = run(&bytes, config, 2 << 30, false).unwrap();
             seen |= s;
             served += k;
+            served_whole += w;
         }
-        assert!(seen && served > 10, "configuration {n}: pending seen {seen}, served {served}");
+        assert!(
+            seen && served > 10 && served_whole > 10,
+            "configuration {n}: pending seen {seen}, served {served} by merges, {served_whole} by whole blocks"
+        );
     }
 }

@@ -55,15 +55,18 @@ impl DeviceAllocator {
     }
 
     /// A pending merge is of a free block of a shared pool with the free
-    /// block after it, its only free neighbour.
+    /// block after it, its only free neighbour, or with no free neighbour
+    /// at all.
     fn check_pending(&self) -> Result<(), String> {
         let Some(m) = self.pending else { return Ok(()) };
-        let (b, r) = (self.blocks.get(m.front), self.blocks.get(m.rest));
-        if !b.is_allocatable() || !b.mapped || b.private != 0 || b.next != Some(m.rest) {
+        let b = self.blocks.get(m.front);
+        if !b.is_allocatable() || !b.mapped || b.private != 0 || (m.rest.is_some() && b.next != m.rest) {
             return Err(format!("pending merge at {:#x}: not a free mapped shared block before its rest", b.addr));
         }
-        if !r.is_allocatable() || !r.mapped {
-            return Err(format!("pending merge at {:#x}: its rest is not free", b.addr));
+        let free =
+            |x: Option<BlockId>| x.is_some_and(|x| self.blocks.get(x).is_allocatable() && self.blocks.get(x).mapped);
+        if free(b.next) != m.rest.is_some() {
+            return Err(format!("pending merge at {:#x}: its rest is not the free block after it", b.addr));
         }
         if b.prev.is_some_and(|p| self.blocks.get(p).is_allocatable() && self.blocks.get(p).mapped) {
             return Err(format!("pending merge at {:#x}: a free block before it too", b.addr));
@@ -83,7 +86,7 @@ impl DeviceAllocator {
                 return Err(format!("block {id} at {:#x}: next link broken", b.addr));
             }
             let mergeable = |x: &Block| !x.allocated && x.event_count == 0 && x.stream_uses.is_empty();
-            let pending = self.pending.is_some_and(|m| (m.front, m.rest) == (id, n));
+            let pending = self.pending.is_some_and(|m| (m.front, m.rest) == (id, Some(n)));
             if mergeable(b) && mergeable(nb) && b.mapped == nb.mapped && !pending {
                 return Err(format!("free neighbours {:#x} and {:#x} left unmerged", b.addr, nb.addr));
             }

@@ -158,9 +158,10 @@ pub struct DeviceAllocator {
     /// threshold (which looks at the cache right after every free), and
     /// off to test against the eager allocator.
     lazy_merge: bool,
-    /// Mallocs served by a pending merge (tests check they happen).
+    /// Mallocs served by a pending merge, and by a pending whole block
+    /// (tests check they happen).
     #[cfg(feature = "testing")]
-    pending_served: u64,
+    pending_served: [u64; 2],
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -211,7 +212,7 @@ impl DeviceAllocator {
             pending: None,
             lazy_merge: false,
             #[cfg(feature = "testing")]
-            pending_served: 0,
+            pending_served: [0; 2],
         };
         a.lazy_merge = a.policy.release.threshold.is_none();
         a.stats.max_split_size = a.config.max_split_size;
@@ -269,11 +270,12 @@ impl DeviceAllocator {
         self.lazy_merge = on && self.policy.release.threshold.is_none();
     }
 
-    /// Whether a merge is pending now, and how many mallocs a pending
-    /// merge served so far.
+    /// Whether a merge (or a whole block's insertion) is pending now, and
+    /// how many mallocs a pending merge and a pending whole block served
+    /// so far.
     #[cfg(feature = "testing")]
-    pub fn pending_merge_counts(&self) -> (bool, u64) {
-        (self.pending.is_some(), self.pending_served)
+    pub fn pending_merge_counts(&self) -> (bool, u64, u64) {
+        (self.pending.is_some(), self.pending_served[0], self.pending_served[1])
     }
 
     /// Call `observer` on every out-of-memory failure.

@@ -1,13 +1,16 @@
-//! Lazy merging: the hot pair of a split block without its split and merge.
+//! Lazy merging: the hot pair without its split, merge or free-set churn.
 //!
 //! A `free` whose block has exactly one free neighbour to merge with, the
 //! one after it (most often the remainder it was split from), leaves the
-//! two unmerged: a *pending merge*. The statistics are counted as merged
-//! at once; only the block records and the free set wait. The next
-//! `malloc`, when it asks for the freed block's size on its stream and the
-//! merged block would be its best fit and be split again, gets the freed
-//! block back as it is: the split would make the very same two blocks.
-//! Every other call first completes the merge exactly as `free` would have
+//! two unmerged: a *pending merge*. A `free` whose block has no free
+//! neighbour at all (a whole block, such as a large allocation alone in
+//! its mapped pages) leaves it out of the free set: a pending merge with
+//! nothing to merge. The statistics are counted at once; only the block
+//! records and the free set wait. The next `malloc`, when it asks for the
+//! freed block's size on its stream and the eager allocator would hand out
+//! that very block (the merged block split again into the same two, or the
+//! whole block as its best fit), gets the freed block back as it is.
+//! Every other call first completes the free exactly as `free` would have
 //! (nothing changed in between), so every decision and every observable
 //! (addresses, statistics, snapshots, history) is the eager allocator's.
 //!
@@ -24,24 +27,28 @@ use super::DeviceAllocator;
 use crate::block::{Block, BlockId, PoolKind};
 use crate::size_class::{round_size, MAX_REQUEST};
 
-/// A freed block left unmerged with the free block after it.
+/// A freed block left unmerged with the free block after it, or left out
+/// of the free set when it has nothing to merge with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct PendingMerge {
     /// The freed block: free, in no set, cached only through the pending
     /// merge.
     pub front: BlockId,
-    /// Its upper neighbour, free and in its pool's free set.
-    pub rest: BlockId,
+    /// Its upper neighbour, free and in its pool's free set; `None`: no
+    /// neighbour of the freed block is free.
+    pub rest: Option<BlockId>,
 }
 
 impl DeviceAllocator {
     /// Free block `id` (allocated until now, no stream uses): merged now,
-    /// or, when its only merge is with the block after it, left pending.
+    /// or, when its only merge is with the block after it or it has none,
+    /// left pending.
     #[inline(always)]
     pub(super) fn free_block_lazily(&mut self, id: BlockId) {
         debug_assert!(self.pending.is_none());
         match self.lazy_merge_partner(id) {
-            Some(rest) => self.leave_merge_pending(id, rest),
+            Some(Some(rest)) => self.leave_merge_pending(id, rest),
+            Some(None) => self.leave_whole_pending(id),
             None => self.free_block(id),
         }
     }
@@ -57,24 +64,43 @@ impl DeviceAllocator {
         let merged = (b.size + r.size) as i64;
         let (d_blocks, d_bytes) = if split { (0, merged - r.size as i64) } else { (-1, -(r.size as i64)) };
         self.count_free(freed, d_blocks, d_bytes);
-        self.pending = Some(PendingMerge { front: id, rest });
+        self.pending = Some(PendingMerge { front: id, rest: Some(rest) });
     }
 
-    /// The block that freed block `id` would merge with when that is its
-    /// only merge, the block after it, in a shared pool, and nothing runs
-    /// after the free that would see the merge (a release threshold:
-    /// `lazy_merge` is off then).
-    #[inline(always)]
-    fn lazy_merge_partner(&self, id: BlockId) -> Option<BlockId> {
+    /// Free block `id`, which merges with nothing, and leave its insertion
+    /// into the free set pending.
+    #[inline(never)]
+    fn leave_whole_pending(&mut self, id: BlockId) {
+        let freed = self.begin_free_block(id);
         let b = self.blocks.get(id);
-        let mergeable = |x: &Block| x.mapped && x.is_allocatable();
-        let rest = b.next?;
-        if !self.lazy_merge || !mergeable(self.blocks.get(rest)) || !b.mapped || b.private != 0 {
+        // What `merge_free_block` will return: no merge, the block counted
+        // when it is part of a split segment.
+        let (d_blocks, d_bytes) = if b.is_split() { (1, b.size as i64) } else { (0, 0) };
+        self.count_free(freed, d_blocks, d_bytes);
+        self.pending = Some(PendingMerge { front: id, rest: None });
+    }
+
+    /// What freed block `id` would merge with, when it may be left
+    /// pending: `Some(Some(next))` when its only merge is with the block
+    /// after it, `Some(None)` when it merges with nothing; `None` when it
+    /// merges with the block before it, is not mapped, is in a private
+    /// pool, or something runs after the free that would see the merge (a
+    /// release threshold: `lazy_merge` is off then).
+    #[inline(always)]
+    fn lazy_merge_partner(&self, id: BlockId) -> Option<Option<BlockId>> {
+        let b = self.blocks.get(id);
+        if !self.lazy_merge || !b.mapped || b.private != 0 {
             return None;
         }
-        match b.prev {
-            Some(p) if mergeable(self.blocks.get(p)) => None,
-            _ => Some(rest),
+        let mergeable = |x: &Block| x.mapped && x.is_allocatable();
+        if let Some(p) = b.prev {
+            if mergeable(self.blocks.get(p)) {
+                return None;
+            }
+        }
+        match b.next {
+            Some(n) if mergeable(self.blocks.get(n)) => Some(Some(n)),
+            _ => Some(None),
         }
     }
 
@@ -88,8 +114,9 @@ impl DeviceAllocator {
 
     #[inline(never)]
     fn settle_now(&mut self, m: PendingMerge) {
-        debug_assert_eq!(self.blocks.get(m.front).next, Some(m.rest));
-        // Counted when the block was freed.
+        debug_assert!(m.rest.is_none_or(|r| self.blocks.get(m.front).next == Some(r)));
+        // Counted when the block was freed; with no rest nothing merges and
+        // the block goes into its free set.
         let _ = self.merge_free_block(m.front);
     }
 
@@ -106,7 +133,7 @@ impl DeviceAllocator {
         };
         #[cfg(feature = "testing")]
         {
-            self.pending_served += 1;
+            self.pending_served[usize::from(m.rest.is_none())] += 1;
         }
         // What `malloc` does before its search, then the search's count.
         self.exhausted = None;
@@ -120,7 +147,16 @@ impl DeviceAllocator {
         }
         // The split: the rest is the remainder, cached since the search.
         let searches = set.free_block_searches;
-        let r = self.blocks.get_mut(m.rest);
+        let Some(rest) = m.rest else {
+            // The whole block, not split: `alloc_block_from`'s statistics.
+            let b = self.blocks.get(m.front);
+            if b.is_split() && !b.is_expandable() {
+                self.stats.inactive_split_bytes.decrease(pool, size);
+                self.stats.inactive_split.decrease(pool, 1);
+            }
+            return Some(self.hand_out(m.front, stream, pool, orig_size));
+        };
+        let r = self.blocks.get_mut(rest);
         r.gc_base = searches;
         let (rest_size, rest_split) = (r.size, r.next.is_some());
         let b = self.blocks.get(m.front);
@@ -132,7 +168,8 @@ impl DeviceAllocator {
     /// The rounded size and pool of `malloc(orig_size, stream)` when the eager allocator,
     /// with `m` merged, would do nothing before its search, find the
     /// merged block as its best fit, wait on no other stream and split it
-    /// into `m.front` and `m.rest`; `None` otherwise.
+    /// into `m.front` and `m.rest` (with no rest: hand `m.front` out
+    /// whole); `None` otherwise.
     fn pending_serves(&self, m: PendingMerge, orig_size: u64, stream: StreamId) -> Option<(u64, PoolKind)> {
         // Stream events to process (blocks to free and merge) or a capture
         // would change the state before the search.
@@ -145,10 +182,14 @@ impl DeviceAllocator {
         }
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
-        let (b, r) = (self.blocks.get(m.front), self.blocks.get(m.rest));
+        let b = self.blocks.get(m.front);
         if b.size != size || b.stream != stream || b.pool != pool {
             return None;
         }
+        let Some(rest) = m.rest else {
+            return self.whole_serves(m.front, size, stream).then_some((size, pool));
+        };
+        let r = self.blocks.get(rest);
         // The merged block's users are both blocks' (no other stream to
         // wait on), and the remainder's after the split.
         if !b.last_use.is_only(stream) || !r.last_use.is_only(stream) {
@@ -165,7 +206,7 @@ impl DeviceAllocator {
         {
             return None;
         }
-        if !self.merged_is_best_fit(m, size, stream, merged) {
+        if !self.merged_is_best_fit(m, rest, size, stream, merged) {
             return None;
         }
         Some((size, pool))
@@ -178,11 +219,11 @@ impl DeviceAllocator {
     /// the first key at or above the request other than the rest's is
     /// another stream's or above it, and stays the choice when it reaches
     /// no further than its size or that key reaches no less.
-    fn merged_is_best_fit(&self, m: PendingMerge, size: u64, stream: StreamId, merged: u64) -> bool {
+    fn merged_is_best_fit(&self, m: PendingMerge, rest: BlockId, size: u64, stream: StreamId, merged: u64) -> bool {
         let blocks = &self.blocks;
         let b = blocks.get(m.front);
         let mut it = self.pools[b.pool as usize].free.at_least(stream, size);
-        let next = it.find(|k| k.block != m.rest).filter(|k| k.stream == stream);
+        let next = it.find(|k| k.block != rest).filter(|k| k.stream == stream);
         if next.is_some_and(|k| (k.size, k.addr) < (merged, b.addr)) {
             return false;
         }
@@ -190,10 +231,42 @@ impl DeviceAllocator {
             let x = blocks.get(id);
             x.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
         };
-        let merged_reach = merged + reach(m.rest);
+        let merged_reach = merged + reach(rest);
         if !b.is_expandable() || merged_reach == merged {
             return true;
         }
         next.is_none_or(|k| k.size + reach(k.block) >= merged_reach)
+    }
+
+    /// Whether the eager allocator, with free block `id` (exactly `size`
+    /// bytes, on `stream`, users only `stream`) in its free set, would
+    /// hand it out whole for `size` bytes on `stream`: no split, the
+    /// block first among the stream's keys at or above the size and kept
+    /// by the reach rule, and the oversize rules not refusing it.
+    fn whole_serves(&self, id: BlockId, size: u64, stream: StreamId) -> bool {
+        let blocks = &self.blocks;
+        let b = blocks.get(id);
+        if !b.last_use.is_only(stream) || self.should_split(id, size) {
+            return false;
+        }
+        let max_split = self.config.max_split_size;
+        if self.policy.oversize_rules_apply(b.is_expandable())
+            && size >= max_split
+            && size >= size.saturating_add(self.config.max_non_split_rounding)
+        {
+            return false;
+        }
+        // The first of the stream's keys at or above the size, the block's
+        // being absent: it sorts after the block's key (same size, lower
+        // address: found first), and is the key the reach rule compares.
+        let next = self.pools[b.pool as usize].free.at_least(stream, size).next().filter(|k| k.stream == stream);
+        if next.is_some_and(|k| (k.size, k.addr) < (size, b.addr)) {
+            return false;
+        }
+        let reach = |x: &Block| x.size + x.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size);
+        if !b.is_expandable() || reach(b) == size {
+            return true;
+        }
+        next.is_none_or(|k| reach(blocks.get(k.block)) >= reach(b))
     }
 }
