@@ -1,93 +1,121 @@
-//! The streams a thread has seen adopted, so that adopting one again (at
-//! every C ABI call) takes no lock.
+//! The streams seen adopted, so that adopting one again (at every C ABI
+//! call) takes no lock.
 //!
 //! An adopted stream stays in its device's ledger for the device's life:
 //! only streams made by `create_stream` are ever removed, and the ledger
 //! refuses to make one with a live id. So once adopted, adopting it again
 //! changes nothing and cannot fail; remembering it is exact.
+//!
+//! The memory is one table for the whole process, read without a lock:
+//! a slot per hash of `(device instance, raw stream)` packed into one
+//! word, written after the adoption (release) and read before the reuse
+//! (acquire), so a thread that finds a stream here also sees the ledger
+//! entry its adoption made. A slot holds one pair; another pair hashing to
+//! it replaces it, and the next call for the first takes the device's lock
+//! again (slower, never wrong). It was a thread-local list before: in a
+//! library loaded with `dlopen` (PyTorch loads `libexpanse.so` so) every
+//! thread-local access is a call into the dynamic loader, on every
+//! `expanse_alloc`.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Most streams one thread remembers (past it, it forgets them all and
-/// the next calls take the device's lock again).
-const CAPACITY: usize = 64;
+/// Slots of the table (a power of two).
+const SLOTS: usize = 256;
+
+/// Bits of a raw stream handle kept in a key: user-space addresses on
+/// x86-64 and AArch64 fit in 48. A handle above is never remembered.
+const RAW_BITS: u32 = 48;
 
 /// Source of device instance numbers.
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
+/// `(device instance, raw stream)` keys seen adopted; 0: empty (instance
+/// numbers start at 1, so no key is 0).
+static SEEN: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
 /// A number no other device of this process has (a device opened later
-/// gets another one, so a thread never takes one device for another).
+/// gets another one, so no device is taken for another).
 pub(crate) fn new_instance() -> u64 {
     NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed)
 }
 
-/// `(device instance, raw stream)` pairs seen adopted, at most
-/// [`CAPACITY`].
-#[derive(Debug, Default)]
-struct Seen(Vec<(u64, u64)>);
-
-impl Seen {
-    fn contains(&self, key: (u64, u64)) -> bool {
-        self.0.contains(&key)
-    }
-
-    fn add(&mut self, key: (u64, u64)) {
-        if self.contains(key) {
-            return;
-        }
-        if self.0.len() == CAPACITY {
-            self.0.clear();
-        }
-        self.0.push(key);
-    }
+/// The pair packed into one word, when it fits (instance below 2^16, raw
+/// below 2^48).
+fn key(instance: u64, raw: u64) -> Option<u64> {
+    (instance < 1 << (64 - RAW_BITS) && raw < 1 << RAW_BITS).then_some(instance << RAW_BITS | raw)
 }
 
-thread_local! {
-    static SEEN: RefCell<Seen> = const { RefCell::new(Seen(Vec::new())) };
+/// The slot of `key`.
+fn slot(key: u64) -> &'static AtomicU64 {
+    &SEEN[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize]
 }
 
-/// Whether this thread saw `raw` adopted on device `instance`. False
-/// during thread teardown, when the cache may be gone.
+/// Whether `raw` was seen adopted on device `instance` (and is still
+/// remembered).
 pub(crate) fn seen(instance: u64, raw: u64) -> bool {
-    SEEN.try_with(|s| s.borrow().contains((instance, raw))).unwrap_or(false)
+    key(instance, raw).is_some_and(|k| slot(k).load(Ordering::Acquire) == k)
 }
 
 /// Remember that `raw` is adopted on device `instance`.
 pub(crate) fn remember(instance: u64, raw: u64) {
-    let _ = SEEN.try_with(|s| s.borrow_mut().add((instance, raw)));
+    if let Some(k) = key(instance, raw) {
+        slot(k).store(k, Ordering::Release);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// The table is the process's: tests that fill it take turns, so that
+    /// none replaces another's pair between its two steps.
+    static TURN: Mutex<()> = Mutex::new(());
 
     #[test]
-    fn remembers_per_device_and_forgets_past_capacity() {
-        let mut s = Seen::default();
-        s.add((1, 0x10));
-        s.add((1, 0x10));
-        assert!(s.contains((1, 0x10)));
+    fn remembers_per_device() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = (new_instance(), new_instance());
+        assert_ne!(a, b);
+        remember(a, 0x7f00_1234_5000);
+        assert!(seen(a, 0x7f00_1234_5000));
         // The same handle on another device is another stream.
-        assert!(!s.contains((2, 0x10)));
-        assert_eq!(s.0.len(), 1);
-        for raw in 0..63 {
-            s.add((3, 0x1000 + raw));
-        }
-        assert_eq!(s.0.len(), 64);
-        assert!(s.contains((1, 0x10)));
-        // The 65th forgets the rest: they are looked up again, never wrong.
-        s.add((4, 1));
-        assert_eq!(s.0, vec![(4, 1)]);
+        assert!(!seen(b, 0x7f00_1234_5000));
+        assert!(!seen(a, 0x7f00_1234_6000));
     }
 
     #[test]
-    fn each_thread_has_its_own() {
+    fn a_handle_past_48_bits_is_never_remembered() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
         let a = new_instance();
-        let b = new_instance();
-        assert_ne!(a, b);
-        remember(a, 7);
-        assert!(seen(a, 7) && !seen(b, 7));
-        std::thread::spawn(move || assert!(!seen(a, 7))).join().unwrap();
+        let raw = 1 << 50 | 0x10;
+        remember(a, raw);
+        assert!(!seen(a, raw));
+        // Nor does it alias the handle with its top bits cut off.
+        assert!(!seen(a, 0x10));
+    }
+
+    #[test]
+    fn a_pair_hashing_to_the_same_slot_replaces_it() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let a = new_instance();
+        let first = 0x5550_0000;
+        let k = key(a, first).unwrap();
+        let other = (1..1 << 20)
+            .map(|i| first + (i << 12))
+            .find(|&r| std::ptr::eq(slot(key(a, r).unwrap()), slot(k)))
+            .expect("some handle shares the slot");
+        remember(a, first);
+        remember(a, other);
+        assert!(seen(a, other));
+        assert!(!seen(a, first), "forgotten: the next call takes the lock again");
+    }
+
+    #[test]
+    fn every_thread_sees_what_another_remembered() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let a = new_instance();
+        std::thread::spawn(move || remember(a, 0x6000_0000)).join().unwrap();
+        assert!(seen(a, 0x6000_0000));
     }
 }

@@ -68,7 +68,7 @@ struct State {
 /// One GPU.
 pub struct CudaDevice {
     ctx: Arc<Context>,
-    /// Unique in the process, so a thread's cache of adopted streams
+    /// Unique in the process, so the process-wide table of adopted streams
     /// never takes one device for another opened later.
     instance: u64,
     ordinal: u32,
