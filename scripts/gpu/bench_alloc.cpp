@@ -21,6 +21,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -265,8 +267,22 @@ double threaded(Allocator& a, int n, bool own, int64_t steps) {
 // Measure allocator `kind` ("expanse", "torch", "async", "floor"); returns
 // {"pair_ns": {size: ns}, "mixed_ns": ns, "threads": {n: [own, one]}}.
 py::dict run(const std::string& kind, const std::string& lib, int64_t pairs, int64_t steps, int64_t thread_steps,
-             std::vector<int> thread_counts) {
+             std::vector<int> thread_counts, int pin_cpu) {
   check(cudaSetDevice(0), "cudaSetDevice");
+  // The single-thread sequences on one CPU when asked (pin_cpu >= 0): the
+  // scheduler then cannot move the measuring thread between cores, one
+  // source of the round-to-round swings on the GPU host. The threaded runs
+  // get the thread's former CPUs back.
+  cpu_set_t former;
+  CPU_ZERO(&former);
+  const bool pinned = pin_cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof former, &former) == 0;
+  if (pinned) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(pin_cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
+      throw std::runtime_error("cannot pin the measuring thread to CPU " + std::to_string(pin_cpu));
+  }
   std::unique_ptr<Allocator> a;
   if (kind == "expanse") a = std::make_unique<Expanse>(lib);
   else if (kind == "torch") a = std::make_unique<Torch>();
@@ -289,6 +305,7 @@ py::dict run(const std::string& kind, const std::string& lib, int64_t pairs, int
       py::gil_scoped_acquire g;
       out["mixed_ns"] = mx;
     }
+    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof former, &former);
     for (int n : kind == "floor" ? std::vector<int>{} : thread_counts) {
       double own = threaded(*a, n, true, thread_steps);
       double one = threaded(*a, n, false, thread_steps);
@@ -304,5 +321,7 @@ py::dict run(const std::string& kind, const std::string& lib, int64_t pairs, int
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("run", &run, "measure one allocator on the pair, mixed and threaded sequences");
+  m.def("run", &run, "measure one allocator on the pair, mixed and threaded sequences",
+        py::arg("kind"), py::arg("lib"), py::arg("pairs"), py::arg("steps"), py::arg("thread_steps"),
+        py::arg("thread_counts"), py::arg("pin_cpu") = -1);
 }

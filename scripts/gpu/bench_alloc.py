@@ -42,6 +42,9 @@ def main():
                     help="measure expanse (and the baseline) this many times, alternating which goes first, "
                     "and keep each figure's best: the first library measured after other GPU work can run "
                     "slow for reasons of the machine, not of the code")
+    ap.add_argument("--pin", type=int, default=-1, metavar="CPU",
+                    help="run the pair and mixed sequences with the measuring thread pinned to this CPU "
+                    "(the threaded ones get its former CPUs back); default: not pinned")
     args = ap.parse_args()
     pairs, steps, tsteps = (20_000, 20_000, 5_000) if args.quick else (200_000, 200_000, 40_000)
     os.environ.setdefault("EXPANSE_BACKEND", "cuda")
@@ -60,7 +63,7 @@ def main():
 
     def run(label, kind, lib=args.lib):
         print(f"== {label}", file=sys.stderr, flush=True)
-        r = ext.run(kind, lib, pairs, steps, tsteps, counts)
+        r = ext.run(kind, lib, pairs, steps, tsteps, counts, args.pin)
         th = {str(k): v for k, v in r["threads"].items()}
         own = " / ".join(f"{th[c][0]:.0f}" for c in ("1", "8") if c in th)
         print(f"   pairs {' / '.join(f'{v:.0f}' for v in r['pair_ns'].values())} ns, mixed {r['mixed_ns']:.0f} ns"
