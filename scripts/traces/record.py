@@ -1824,7 +1824,7 @@ def sd_vae_decode(rng):
             del latents, image, pixels
 
 
-@workload("mobile-architecture training: torchvision EfficientNet-B2 (depthwise convs, squeeze-excitation, SiLU, stochastic depth 0.2, random init), image 192-352 px (multiple of 32), batch 16-128 capped at 96 images of 288 px worth of pixels, channels-last, 120 steps, label smoothing 0.1, RMSprop (alpha 0.9, momentum 0.9, eps 1e-3) with an EMA of the weights, bf16 autocast")
+@workload("mobile-architecture training: torchvision EfficientNet-B2 (depthwise convs, squeeze-excitation, SiLU, stochastic depth 0.2, random init), image 192-352 px (multiple of 32), batch 16-128 capped at 96 images of 288 px worth of pixels, channels-last, 240 steps, label smoothing 0.1, RMSprop (alpha 0.9, momentum 0.9, eps 1e-3) with an EMA of the weights, bf16 autocast")
 def effnet_varres(rng):
     import torchvision
 
@@ -1834,7 +1834,7 @@ def effnet_varres(rng):
     ema = [p.detach().clone() for p in model.parameters()]
     opt = torch.optim.RMSprop(model.parameters(), lr=0.016, alpha=0.9, eps=1e-3, momentum=0.9, weight_decay=1e-5)
     params = list(model.parameters())
-    for _ in range(120):
+    for _ in range(240):
         r = randint(rng, 192, 352, 32)
         b = max(8, min(rng.randint(16, 128), 96 * 288 * 288 // (r * r)))
         x = torch.randn(b, 3, r, r, device="cuda").contiguous(memory_format=torch.channels_last)
@@ -1883,14 +1883,14 @@ class _DcganD(torch.nn.Module):
         return self.net(x).flatten()
 
 
-@workload("image GAN training: DCGAN at 128 px (generator z 128 -> 1024-64 channels of transposed convs with BatchNorm; discriminator 64-1024 channels, LeakyReLU), batch 128 with each epoch's last batch partial (epochs of 2k-9k random images), discriminator step on real and detached fake then non-saturating generator step, BCE-with-logits, 800 steps, Adam (0.5, 0.999), fp32")
+@workload("image GAN training: DCGAN at 128 px (generator z 128 -> 1024-64 channels of transposed convs with BatchNorm; discriminator 64-1024 channels, LeakyReLU), batch 128 with each epoch's last batch partial (epochs of 2k-9k random images), discriminator step on real and detached fake then non-saturating generator step, BCE-with-logits, 1000 steps, Adam (0.5, 0.999), fp32")
 def dcgan_train(rng):
     f = torch.nn.functional
     gen, disc = _DcganG().cuda().train(), _DcganD().cuda().train()
     opt_g = torch.optim.Adam(gen.parameters(), lr=2e-4, betas=(0.5, 0.999))
     opt_d = torch.optim.Adam(disc.parameters(), lr=2e-4, betas=(0.5, 0.999))
     left = 0
-    for _ in range(800):
+    for _ in range(1000):
         if left == 0:
             left = rng.randint(2000, 9000)
         b = min(128, left)
@@ -1992,83 +1992,6 @@ def two_tower(rng):
         del item_ids, user_ids, lengths, offsets, hist, u, v, logits, loss
 
 
-class _GraphormerLayer(torch.nn.Module):
-    """Pre-LN transformer layer whose attention takes a per-head additive bias (B, H, N, N)."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        nn = torch.nn
-        self.heads = heads
-        self.n1, self.qkv, self.o = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.n2, self.ff = nn.LayerNorm(d), nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-
-    def forward(self, x, bias):
-        b, n, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-        x = x + self.o(a.transpose(1, 2).reshape(b, n, d))
-        return x + self.ff(self.n2(x))
-
-
-@workload("molecular graph transformer training: Graphormer-style (12 layers, width 768, 32 heads, a virtual graph token, degree embeddings, shortest-path-distance attention bias up to 20 hops computed on the device by repeated boolean matrix products, padding masked in the bias), batches of 64-512 random molecular graphs of 6-80 atoms (bonds: a random spanning tree plus 0-20% extra) padded to the largest, graph-level regression (L1), 120 steps, AdamW, bf16 autocast")
-def graphormer(rng):
-    nn = torch.nn
-    d, heads, hops = 768, 32, 20
-    atom_emb, degree_emb = nn.Embedding(128, d).cuda(), nn.Embedding(64, d).cuda()
-    spd_emb = nn.Embedding(hops + 2, heads).cuda()
-    vtoken = nn.Parameter(torch.zeros(1, 1, d, device="cuda"))
-    layers = nn.ModuleList([_GraphormerLayer(d, heads) for _ in range(12)]).cuda()
-    head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 1)).cuda()
-    modules = [atom_emb, degree_emb, spd_emb, layers, head]
-    params = [vtoken] + [p for m in modules for p in m.parameters()]
-    opt = torch.optim.AdamW(params, lr=2e-4, weight_decay=0.01)
-    for m in modules:
-        m.train()
-    for _ in range(120):
-        g = randint(rng, 64, 512, 16)
-        sizes = [rng.randint(6, rng.choice([30, 50, 80])) for _ in range(g)]
-        n = max(sizes)
-        # Adjacency on the host: a random spanning tree plus extra bonds, as a data loader builds it.
-        adj = torch.zeros(g, n, n, dtype=torch.bool)
-        for i, s in enumerate(sizes):
-            parents = torch.tensor([rng.randrange(j) for j in range(1, s)], dtype=torch.long)
-            kids = torch.arange(1, s)
-            adj[i, kids, parents] = True
-            extra = int(s * rng.uniform(0, 0.2))
-            if extra:
-                a, c = torch.randint(0, s, (2, extra))
-                adj[i, a, c] = True
-        adj = adj | adj.transpose(1, 2)
-        valid = torch.arange(n)[None, :] < torch.tensor(sizes)[:, None]
-        adj, valid = adj.cuda(non_blocking=True), valid.cuda(non_blocking=True)
-        # Shortest-path distances: the frontier grown one hop at a time.
-        eye = torch.eye(n, dtype=torch.bool, device="cuda")[None] & valid[:, :, None]
-        spd = torch.full((g, n, n), hops + 1, dtype=torch.long, device="cuda")
-        spd[eye] = 0
-        reach, a_f = eye, adj.to(torch.bfloat16)
-        for h in range(1, hops + 1):
-            nxt = (reach.to(torch.bfloat16) @ a_f > 0) | reach
-            spd[nxt & ~reach] = h
-            reach = nxt
-        atoms = torch.randint(1, 128, (g, n), device="cuda") * valid
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            x = atom_emb(atoms) + degree_emb(adj.sum(-1).clamp(max=63))
-            x = torch.cat([vtoken.expand(g, 1, d), x], 1)
-            bias = spd_emb(spd).permute(0, 3, 1, 2)  # (G, H, N, N)
-            bias = torch.nn.functional.pad(bias, (1, 0, 1, 0))
-            keep = torch.cat([torch.ones(g, 1, dtype=torch.bool, device="cuda"), valid], 1)
-            bias = bias.masked_fill(~keep[:, None, None, :], float("-inf")).to(torch.bfloat16)
-            for layer in layers:
-                x = layer(x, bias)
-            pred = head(x[:, 0]).float().squeeze(-1)
-        loss = torch.nn.functional.l1_loss(pred, torch.randn(g, device="cuda"))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 5.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        del adj, valid, eye, spd, reach, a_f, nxt, atoms, x, bias, keep, pred, loss
-
-
 class _Rdb(torch.nn.Module):
     """ESRGAN's residual dense block: five 3x3 convs, each fed the concatenation of all before (growth 32), scaled residual."""
 
@@ -2113,7 +2036,7 @@ class _RrdbNet(torch.nn.Module):
         return self.last(f.leaky_relu(self.hr(h), 0.2))
 
 
-@workload("super-resolution GAN training: ESRGAN-lite x4 (RRDBNet generator, 64 channels, 12 RRDB blocks; VGG-style discriminator 64-512 channels with BatchNorm and a global pool; frozen torchvision VGG19 to conv5_4 for the perceptual loss), random HR crops of 96-192 px (multiple of 32) from LR crops of 24-48, batch 4-16, relativistic average GAN loss, L1 x0.01 + perceptual + 0.005 adversarial, generator then discriminator step, 80 steps, Adam (0.9, 0.99), fp32")
+@workload("super-resolution GAN training: ESRGAN-lite x4 (RRDBNet generator, 64 channels, 12 RRDB blocks; VGG-style discriminator 64-512 channels with BatchNorm and a global pool; frozen torchvision VGG19 to conv5_4 for the perceptual loss), random HR crops of 96-192 px (multiple of 32) from LR crops of 24-48, batch 4-16, relativistic average GAN loss, L1 x0.01 + perceptual + 0.005 adversarial, generator then discriminator step, 120 steps, Adam (0.9, 0.99), fp32")
 def esrgan_sr(rng):
     import torchvision
 
@@ -2130,7 +2053,7 @@ def esrgan_sr(rng):
     vgg = torchvision.models.vgg19().features[:35].cuda().eval().requires_grad_(False)
     opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4, betas=(0.9, 0.99))
     opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4, betas=(0.9, 0.99))
-    for _ in range(80):
+    for _ in range(120):
         s, b = randint(rng, 96, 192, 32), rng.randint(4, 16)
         hr = torch.rand(b, 3, s, s, device="cuda")
         lr = f.interpolate(hr, scale_factor=0.25, mode="bicubic", antialias=True)
@@ -2191,7 +2114,7 @@ def mt_transformer(rng):
         tgt = torch.randint(1, vocab, (b, lt)) * (torch.arange(lt)[None] < lens[:, 1:])
         src, tgt = src.cuda(non_blocking=True), tgt.cuda(non_blocking=True)
         inp, out = tgt[:, :-1], tgt[:, 1:]
-        causal = nn.Transformer.generate_square_subsequent_mask(lt - 1, device="cuda")
+        causal = torch.ones(lt - 1, lt - 1, dtype=torch.bool, device="cuda").triu(1)  # True: masked
         with torch.autocast("cuda", dtype=torch.bfloat16):
             h = model(embed(src), embed(inp), tgt_mask=causal, src_key_padding_mask=src == 0,
                       tgt_key_padding_mask=inp == 0, memory_key_padding_mask=src == 0, tgt_is_causal=True)
