@@ -6,13 +6,14 @@
 #     bash scripts/traces/record_batch.sh TAG NAME...
 #
 # (record_new5.sh to record_new8.sh name the batches of 2026-11-30).
-# 1. records them three at a time, 300 s each at most, the whole step cut
-#    at 330 s (scripts/traces/record_corpus.sh record) into $OUT/corpus;
+# 1. records them three at a time, 300 s each at most (REC_LIMIT), the whole
+#    step cut at 330 s (REC_STEP) (scripts/traces/record_corpus.sh record) into $OUT/corpus;
 # 2. replays each trace that came out through PyTorch's three allocators
 #    (record_corpus.sh replay, one fresh process per trace and mode), three
 #    traces at a time, each into a folder of its own so that no two
 #    processes append to one file; their lines are then joined, in the
-#    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s;
+#    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s
+#    (REPLAY_STEP);
 # 3. lists $OUT/corpus, shows the tail of every log, and packs $OUT/corpus
 #    into $OUT/TAG.tar.gz (the loose files removed: the device tool brings
 #    back 8 files at most). $OUT/TAG.log is this script's output.
@@ -31,7 +32,7 @@ NAMES=("$@")
 
 elapsed "recording ${NAMES[*]}"
 # timeout signals its whole process group: xargs and the recorders go too.
-JOBS=3 LIMIT=300 timeout 330 bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
+JOBS=3 LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
 elapsed "recorded"
 
 W=$(mktemp -d "/tmp/$TAG.XXXX")
@@ -42,7 +43,7 @@ for n in "${NAMES[@]}"; do
 done
 elapsed "replaying ${#traces[@]} traces"
 # shellcheck disable=SC2016
-printf '%s\n' "${traces[@]}" | timeout 150 xargs -P 3 -I{} sh -c \
+printf '%s\n' "${traces[@]}" | timeout "${REPLAY_STEP:-150}" xargs -P 3 -I{} sh -c \
   'n=$(basename "$1" .trace.csv.gz); OUT="$2/$n" bash scripts/traces/record_corpus.sh replay "$1" > /dev/null' \
   _ {} "$W"
 for n in "${NAMES[@]}"; do
