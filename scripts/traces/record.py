@@ -58,6 +58,19 @@ def randint(rng, lo, hi, mult=1):
 # --------------------------------------------------------------- generation
 
 
+def _generate_exactly(model, ids, n, **options):
+    """`model.generate` of exactly `n` new tokens after `ids` (no padding),
+    greedy unless `options` say otherwise."""
+    model.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        max_new_tokens=n,
+        min_new_tokens=n,
+        pad_token_id=0,
+        **{"do_sample": False, **options},
+    )
+
+
 def _generate(model, vocab, rng, requests, batches, prompt, new):
     model.eval()
     with torch.no_grad():
@@ -66,14 +79,7 @@ def _generate(model, vocab, rng, requests, batches, prompt, new):
             p = rng.randint(*prompt)
             n = rng.randint(*new)
             ids = torch.randint(0, vocab, (b, p), device="cuda")
-            model.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=n,
-                min_new_tokens=n,
-                do_sample=False,
-                pad_token_id=0,
-            )
+            _generate_exactly(model, ids, n)
             del ids
 
 
@@ -524,15 +530,7 @@ def gen_gpt2_beam(rng):
         for _ in range(10):
             b, p, n = rng.choice([1, 2, 4, 8]), rng.randint(16, 600), rng.randint(16, 64)
             ids = torch.randint(0, cfg.vocab_size, (b, p), device="cuda")
-            model.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=n,
-                min_new_tokens=n,
-                num_beams=4,
-                do_sample=False,
-                pad_token_id=0,
-            )
+            _generate_exactly(model, ids, n, num_beams=4)
             del ids
 
 
@@ -673,16 +671,7 @@ def gen_llama_static(rng):
         for _ in range(10):
             b, p, n = rng.choice([1, 2, 4, 8, 16, 32]), rng.randint(32, 1200), rng.randint(16, 96)
             ids = torch.randint(0, cfg.vocab_size, (b, p), device="cuda")
-            model.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=n,
-                min_new_tokens=n,
-                do_sample=True,
-                top_p=0.9,
-                cache_implementation="static",
-                pad_token_id=0,
-            )
+            _generate_exactly(model, ids, n, do_sample=True, top_p=0.9, cache_implementation="static")
             del ids
 
 
@@ -1308,15 +1297,7 @@ def spec_decode(rng):
         for _ in range(10):
             p, n = rng.randint(32, 2000), rng.randint(32, 160)
             ids = torch.randint(0, 32000, (1, p), device="cuda")
-            target.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                assistant_model=draft,
-                max_new_tokens=n,
-                min_new_tokens=n,
-                do_sample=False,
-                pad_token_id=0,
-            )
+            _generate_exactly(target, ids, n, assistant_model=draft)
             del ids
 
 
@@ -1576,13 +1557,20 @@ class _PeriodDisc(torch.nn.Module):
         b, c, t = y.shape
         if t % self.period:
             y = f.pad(y, (0, self.period - t % self.period), "reflect")
-        x, fmaps = y.view(b, c, -1, self.period), []
-        for conv in self.convs:
-            x = f.leaky_relu(conv(x), 0.1)
-            fmaps.append(x)
-        x = self.post(x)
+        return _disc_features(self.convs, self.post, y.view(b, c, -1, self.period))
+
+
+def _disc_features(convs, post, x):
+    """A HiFi-GAN discriminator's pass: leaky-ReLU convolutions, then the
+    output convolution; the score and every feature map (for the feature
+    matching loss)."""
+    fmaps = []
+    for conv in convs:
+        x = torch.nn.functional.leaky_relu(conv(x), 0.1)
         fmaps.append(x)
-        return x.flatten(1), fmaps
+    x = post(x)
+    fmaps.append(x)
+    return x.flatten(1), fmaps
 
 
 class _ScaleDisc(torch.nn.Module):
@@ -1598,13 +1586,7 @@ class _ScaleDisc(torch.nn.Module):
         self.post = wn(nn.Conv1d(1024, 1, 3, 1, padding=1))
 
     def forward(self, y):
-        x, fmaps = y, []
-        for conv in self.convs:
-            x = torch.nn.functional.leaky_relu(conv(x), 0.1)
-            fmaps.append(x)
-        x = self.post(x)
-        fmaps.append(x)
-        return x.flatten(1), fmaps
+        return _disc_features(self.convs, self.post, y)
 
 
 class _HifiDiscs(torch.nn.Module):
