@@ -240,13 +240,15 @@ impl DeviceAllocator {
 
     /// Whether the eager allocator, with free block `id` (exactly `size`
     /// bytes, on `stream`, users only `stream`) in its free set, would
-    /// hand it out whole for `size` bytes on `stream`: no split, the
+    /// hand it out whole for `size` bytes on `stream`: the
     /// block first among the stream's keys at or above the size and kept
     /// by the reach rule, and the oversize rules not refusing it.
     fn whole_serves(&self, id: BlockId, size: u64, stream: StreamId) -> bool {
         let blocks = &self.blocks;
         let b = blocks.get(id);
-        if !b.last_use.is_only(stream) || self.should_split(id, size) {
+        // A block of exactly the size leaves no remainder: every split rule
+        // needs one, so it is handed out whole.
+        if !b.last_use.is_only(stream) {
             return false;
         }
         let max_split = self.config.max_split_size;
