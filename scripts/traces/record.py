@@ -1806,7 +1806,7 @@ def sd_vae_decode(rng):
             del latents, image, pixels
 
 
-@workload("mobile-architecture training: torchvision EfficientNet-B2 (depthwise convs, squeeze-excitation, SiLU, stochastic depth 0.2, random init), image 192-352 px (multiple of 32), batch 16-128 capped at 96 images of 288 px worth of pixels, channels-last, 240 steps, label smoothing 0.1, RMSprop (alpha 0.9, momentum 0.9, eps 1e-3) with an EMA of the weights, bf16 autocast")
+@workload("mobile-architecture training: torchvision EfficientNet-B2 (depthwise convs, squeeze-excitation, SiLU, stochastic depth 0.2, random init), image 192-352 px (multiple of 32), batch 16-128 capped at 96 images of 288 px worth of pixels, channels-last, 120 steps, label smoothing 0.1, RMSprop (alpha 0.9, momentum 0.9, eps 1e-3) with an EMA of the weights, bf16 autocast")
 def effnet_varres(rng):
     import torchvision
 
@@ -1816,7 +1816,7 @@ def effnet_varres(rng):
     ema = [p.detach().clone() for p in model.parameters()]
     opt = torch.optim.RMSprop(model.parameters(), lr=0.016, alpha=0.9, eps=1e-3, momentum=0.9, weight_decay=1e-5)
     params = list(model.parameters())
-    for _ in range(240):
+    for _ in range(120):
         r = randint(rng, 192, 352, 32)
         b = max(8, min(rng.randint(16, 128), 96 * 288 * 288 // (r * r)))
         x = torch.randn(b, 3, r, r, device="cuda").contiguous(memory_format=torch.channels_last)
