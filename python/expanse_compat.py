@@ -19,10 +19,19 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   max_memory_allocated(), memory_reserved(), memory_stats(),
   reset_peak_memory_stats() work. PyTorch's C++ callers of getDeviceStats
   still get PyTorch's "does not yet support" error.
-- torch.cuda.memory._snapshot and torch.cuda.MemPool raise an error that
-  says what to use instead, and so does sharing a CUDA tensor with another
-  process (torch.multiprocessing): expanse's memory cannot be opened
-  through CUDA IPC.
+- The memory history is routed in Python too:
+  torch.cuda.memory._record_memory_history (and its legacy form),
+  _snapshot, _dump_snapshot and memory_snapshot record and read expanse's
+  own history and state (PyTorch's snapshot format, which its memory
+  viewer opens). expanse records no stack traces, so `context` and
+  `stacks` change nothing and every entry's frames are empty; "state"
+  keeps no event history (PyTorch's "state" keeps only the stacks of live
+  blocks); `skip_actions` is applied when the snapshot is taken. A
+  snapshot of one memory pool raises (no MemPool on expanse).
+- torch.cuda.MemPool raises an error that says what to use instead, and
+  so does sharing a CUDA tensor with another process
+  (torch.multiprocessing): expanse's memory cannot be opened through CUDA
+  IPC.
 - torch.compile(mode="reduce-overhead") captures with plain CUDA graphs:
   install() sets torch._inductor.config.triton.cudagraph_trees = False
   (logged on the "expanse" logger; EXPANSE_CUDAGRAPH_TREES=1 leaves it),
@@ -148,6 +157,7 @@ def install(torch, l, path, extension=True):
         _state["mode"] = "ctypes"
         _route_ctypes_only(torch, l)
     _route_stats(torch, l)
+    _route_history(torch, l)
     _route_unsupported(torch)
     if _state["mode"] == "extension":
         _plain_cuda_graphs_for_compile()
@@ -194,14 +204,18 @@ def _guard_graph_capture(torch):
     torch.cuda.CUDAGraph.capture_begin = capture_begin
 
 
+def _last_error(l):
+    e = l.expanse_last_error()
+    return e.decode(errors="replace") if e else "unknown error"
+
+
 def _stats(l, device):
     size = 16384
     while True:
         buf = ctypes.create_string_buffer(size)
         n = l.expanse_memory_stats_json(device, buf, size)
         if n == 0:
-            e = l.expanse_last_error()
-            raise RuntimeError(f"expanse memory_stats: {e.decode() if e else 'unknown error'}")
+            raise RuntimeError(f"expanse memory_stats: {_last_error(l)}")
         if n < size:
             return json.loads(buf.value.decode())
         size = n + 1
@@ -221,7 +235,7 @@ def _route_stats(torch, l):
 
     def reset_peak(device):
         if l.expanse_reset_peak_stats(_device(torch, device)) != 0:
-            raise RuntimeError(f"expanse reset_peak_stats: {l.expanse_last_error()}")
+            raise RuntimeError(f"expanse reset_peak_stats: {_last_error(l)}")
 
     def reset_accumulated(device):
         raise RuntimeError(
@@ -271,16 +285,76 @@ def _route_ctypes_only(torch, l):
     torch.cuda.CUDAGraph.capture_begin = capture_begin
 
 
+def snapshot_dict(l):
+    """expanse's snapshot (every device's segments, blocks and history) as
+    the dict torch.cuda.memory._snapshot() returns."""
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "snapshot.pickle")
+        if l.expanse_dump_snapshot(os.fsencode(path)) != 0:
+            raise RuntimeError(f"expanse: snapshot: {_last_error(l)}")
+        with open(path, "rb") as f:
+            return pickle.load(f)
+
+
+def _record_history(l, enabled, max_entries, clear):
+    """expanse_record_history with PyTorch's arguments: `enabled` on or off,
+    `max_entries` (sys.maxsize: no bound), `clear` forgets what is held."""
+    if clear or not enabled:
+        if l.expanse_record_history(0, 0) != 0:
+            raise RuntimeError(f"expanse: record_history: {_last_error(l)}")
+    if enabled:
+        if not isinstance(max_entries, int) or max_entries < 1:
+            raise ValueError(f"expanse: _record_memory_history: max_entries must be a positive int, not {max_entries!r}")
+        bound = 0 if max_entries >= (1 << 63) - 1 else max_entries
+        if l.expanse_record_history(1, bound) != 0:
+            raise RuntimeError(f"expanse: record_history: {_last_error(l)}")
+
+
+def _route_history(torch, l):
+    """torch.cuda.memory's history functions on expanse's own history (see
+    the module documentation for what differs from PyTorch's)."""
+    skip = set()
+
+    def record(enabled, context="all", stacks="all", max_entries=(1 << 63) - 1, clear_history=False, *rest):
+        if enabled not in (None, "state", "all"):
+            raise ValueError(f"expanse: _record_memory_history(enabled={enabled!r}): expected None, 'state' or 'all'")
+        actions = rest[2] if len(rest) > 2 else []
+        skip.clear()
+        skip.update(actions or [])
+        _record_history(l, enabled == "all", max_entries, clear_history)
+
+    def record_legacy(enabled, record_context=True, trace_alloc_max_entries=1, *rest):
+        clear = rest[2] if len(rest) > 2 else False
+        actions = rest[5] if len(rest) > 5 else []
+        skip.clear()
+        skip.update(actions or [])
+        # Legacy: one entry (the default) means no history, state only.
+        _record_history(l, bool(enabled) and trace_alloc_max_entries > 1, trace_alloc_max_entries, clear)
+
+    def memory_snapshot(arg=None):
+        include_traces = True
+        if arg is not None:
+            pool0, pool1, include_traces = arg
+            if (pool0, pool1) != (0, 0):
+                raise RuntimeError(
+                    f"expanse: no snapshot of memory pool ({pool0}, {pool1}): torch.cuda.MemPool is not "
+                    "available on expanse; take the whole snapshot (torch.cuda.memory._snapshot())"
+                )
+        s = snapshot_dict(l)
+        s["device_traces"] = [
+            [e for e in trace if include_traces and e["action"] not in skip] for trace in s["device_traces"]
+        ]
+        return s
+
+    torch._C._cuda_record_memory_history = record
+    torch._C._cuda_record_memory_history_legacy = record_legacy
+    torch._C._cuda_memorySnapshot = memory_snapshot
+
+
 def _route_unsupported(torch):
-    def snapshot(*args, **kwargs):
-        raise RuntimeError(
-            "expanse: torch.cuda.memory._snapshot is not available through PyTorch's pluggable allocator; "
-            "use expanse_torch.record_history() and expanse_torch.dump_snapshot(path) (a pickle PyTorch's "
-            "memory viewer opens) or expanse_torch.snapshot()"
-        )
-
-    torch._C._cuda_memorySnapshot = snapshot
-
     mempool = getattr(getattr(torch.cuda, "memory", None), "MemPool", None)
     if mempool is not None:
 

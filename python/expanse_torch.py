@@ -140,12 +140,12 @@ def dump_snapshot(path):
 
 
 def snapshot():
-    """The snapshot as a dict, like torch.cuda.memory._snapshot()."""
-    import pickle
-    import tempfile
+    """The snapshot as a dict, like torch.cuda.memory._snapshot() (which
+    install() routes here)."""
+    import sys
 
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "snapshot.pickle")
-        dump_snapshot(path)
-        with open(path, "rb") as f:
-            return pickle.load(f)
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+    import expanse_compat
+
+    return expanse_compat.snapshot_dict(lib())

@@ -289,9 +289,13 @@ def row_mempool(torch):
 
 
 def row_snapshot(torch):
+    torch.cuda.memory._record_memory_history(max_entries=10000)
     x = torch.empty(4 * MIB, dtype=torch.uint8, device="cuda")
     s = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
     expect(isinstance(s, dict) and len(s.get("segments", [])) > 0, "no segments in the snapshot")
+    traced = [e for t in s["device_traces"] for e in t if e["action"] == "alloc" and e["addr"] == x.data_ptr()]
+    expect(len(traced) == 1, f"the tensor's allocation is in the history {len(traced)} times, not once")
     del x
 
 
