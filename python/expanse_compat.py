@@ -28,6 +28,9 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   keeps no event history (PyTorch's "state" keeps only the stacks of live
   blocks); `skip_actions` is applied when the snapshot is taken. A
   snapshot of one memory pool raises (no MemPool on expanse).
+- torch._C._cuda_attach_out_of_memory_observer adds an observer to
+  expanse, called as PyTorch calls it, after the allocator's lock is
+  released (so it may take a snapshot).
 - torch.cuda.MemPool raises an error that says what to use instead, and
   so does sharing a CUDA tensor with another process
   (torch.multiprocessing): expanse's memory cannot be opened through CUDA
@@ -158,6 +161,7 @@ def install(torch, l, path, extension=True):
         _route_ctypes_only(torch, l)
     _route_stats(torch, l)
     _route_history(torch, l)
+    _route_oom_observers(torch, l)
     _route_unsupported(torch)
     if _state["mode"] == "extension":
         _plain_cuda_graphs_for_compile()
@@ -352,6 +356,35 @@ def _route_history(torch, l):
     torch._C._cuda_record_memory_history = record
     torch._C._cuda_record_memory_history_legacy = record_legacy
     torch._C._cuda_memorySnapshot = memory_snapshot
+
+
+# expanse_oom_observer: (device, alloc_size, allowed, device_free, user).
+_OOM_OBSERVER = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p)
+
+
+def _route_oom_observers(torch, l):
+    """torch._C._cuda_attach_out_of_memory_observer on expanse's observers:
+    `observer(device, alloc, device_allocated, device_free)` as PyTorch
+    calls it (device_allocated: the memory the process may use), after the
+    allocator's lock is released, so it may take a snapshot. An exception
+    in it is printed and dropped (nothing may unwind into expanse)."""
+    l.expanse_attach_oom_observer.restype = ctypes.c_int
+    l.expanse_attach_oom_observer.argtypes = [_OOM_OBSERVER, ctypes.c_void_p]
+
+    def attach(observer):
+        if not callable(observer):
+            raise TypeError(f"expanse: an out-of-memory observer must be callable, not {observer!r}")
+
+        def call(device, alloc, allowed, device_free, _user):
+            observer(device, alloc, allowed, device_free)
+
+        cb = _OOM_OBSERVER(call)
+        # expanse keeps calling it for the process's life: so must it live.
+        _state.setdefault("oom_observers", []).append(cb)
+        if l.expanse_attach_oom_observer(cb, None) != 0:
+            raise RuntimeError(f"expanse: attach_out_of_memory_observer: {_last_error(l)}")
+
+    torch._C._cuda_attach_out_of_memory_observer = attach
 
 
 def _route_unsupported(torch):

@@ -7,7 +7,9 @@ Prints SKIPPED and exits 0 without PyTorch (CI has none). Allocations go
 through expanse's C ABI directly (PyTorch's own allocator is not swapped:
 that needs a GPU); what is checked is that PyTorch's own Python functions,
 _record_memory_history, _snapshot, _dump_snapshot and memory_snapshot,
-record and return expanse's history and state, with PyTorch's arguments.
+record and return expanse's history and state, with PyTorch's arguments;
+and that torch._C._cuda_attach_out_of_memory_observer's observer is called
+on an out-of-memory failure and can take a snapshot from inside.
 """
 
 import os
@@ -34,6 +36,7 @@ if len(sys.argv) > 1:
     ex.lib(sys.argv[1])
 l = ex.lib()
 expanse_compat._route_history(torch, l)
+expanse_compat._route_oom_observers(torch, l)
 memory = torch.cuda.memory
 MIB = 1 << 20
 test = checks.test
@@ -146,6 +149,27 @@ def bad_arguments_say_what_is_wrong():
             assert "expanse:" in str(e) and words in str(e), str(e)
         else:
             raise AssertionError(f"no error ({words})")
+
+
+@test
+def oom_observer_is_called_and_may_take_a_snapshot():
+    seen = []
+
+    def observer(device, alloc, allowed, device_free):
+        # Called after expanse released its lock: a snapshot works here.
+        seen.append((device, alloc, allowed, len(memory._snapshot()["segments"])))
+
+    torch._C._cuda_attach_out_of_memory_observer(observer)
+    kept = l.expanse_alloc(8 * MIB, 0, None)
+    assert not l.expanse_alloc(4 << 30, 0, None), "4 GiB fit in a 1 GiB host device"
+    assert seen and seen[-1][:3] == (0, 4 << 30, 1 << 30) and seen[-1][3] >= 1, seen
+    l.expanse_free(kept, 0, 0, None)
+    try:
+        torch._C._cuda_attach_out_of_memory_observer(42)
+    except TypeError as e:
+        assert "expanse:" in str(e) and "callable" in str(e), str(e)
+    else:
+        raise AssertionError("a non-callable observer was accepted")
 
 
 checks.finish()

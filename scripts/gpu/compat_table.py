@@ -33,11 +33,11 @@ ROWS = [
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
     "reset_peak_memory_stats", "empty_cache", "set_per_process_memory_fraction", "mem_get_info",
     "Tensor.record_stream", "torch.cuda.graph capture and replay", 'torch.compile(mode="reduce-overhead")',
-    "torch.cuda.MemPool", "torch.cuda.memory._snapshot", "DDP (2 GPUs)", "FSDP2 (2 GPUs)",
-    "torch.multiprocessing sharing of a CUDA tensor",
+    "torch.cuda.MemPool", "torch.cuda.memory._snapshot", "out-of-memory observer", "DDP (2 GPUs)",
+    "FSDP2 (2 GPUs)", "torch.multiprocessing sharing of a CUDA tensor",
 ]
 # Rows cheap enough to share one process per allocator (each in try/except).
-BASIC = ROWS[:9] + ["torch.cuda.MemPool", "torch.cuda.memory._snapshot"]
+BASIC = ROWS[:9] + ["torch.cuda.MemPool", "torch.cuda.memory._snapshot", "out-of-memory observer"]
 
 
 class Wrong(Exception):
@@ -299,6 +299,26 @@ def row_snapshot(torch):
     del x
 
 
+def row_oom_observer(torch):
+    seen = []
+
+    def observer(device, alloc, device_allocated, device_free):
+        # PyTorch calls observers after releasing its lock: a snapshot works.
+        seen.append((device, alloc, len(torch.cuda.memory._snapshot()["segments"])))
+
+    torch._C._cuda_attach_out_of_memory_observer(observer)
+    keep = torch.empty(MIB, dtype=torch.uint8, device="cuda")  # a segment for the snapshot to show
+    try:
+        torch.empty(200 << 30, dtype=torch.uint8, device="cuda")
+    except torch.OutOfMemoryError:
+        pass
+    else:
+        raise Wrong("a 200 GiB tensor fit")
+    ok = len(seen) == 1 and seen[0][0] == torch.cuda.current_device() and seen[0][1] >= 200 << 30 and seen[0][2] > 0
+    expect(ok, f"the observer saw {seen}")
+    del keep
+
+
 def dist_worker(rank, world, allocator, kind, port, q):
     try:
         setup(allocator)
@@ -400,6 +420,7 @@ ROW_FNS = {
     'torch.compile(mode="reduce-overhead")': row_compile,
     "torch.cuda.MemPool": row_mempool,
     "torch.cuda.memory._snapshot": row_snapshot,
+    "out-of-memory observer": row_oom_observer,
     "DDP (2 GPUs)": lambda torch: row_distributed(torch, "ddp"),
     "FSDP2 (2 GPUs)": lambda torch: row_distributed(torch, "fsdp2"),
     "torch.multiprocessing sharing of a CUDA tensor": row_multiprocessing,

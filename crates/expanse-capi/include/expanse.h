@@ -110,6 +110,20 @@ int expanse_record_history(int enabled, size_t max_entries);
  * (torch.cuda._memory_viz, pytorch.org/memory_viz). 0, or -1 on error. */
 int expanse_dump_snapshot(const char *path);
 
+/* An out-of-memory observer: the device, the bytes the request needed, the
+ * memory the process may use (memory fraction applied, else the device's
+ * total), the device's free memory, and the user pointer given with it. */
+typedef void (*expanse_oom_observer)(int device, size_t alloc_size, size_t allowed, size_t device_free,
+                                     void *user);
+
+/* Call observer(..., user) on every out-of-memory failure of any device,
+ * after the failing allocation released the allocator's lock (the observer
+ * may call expanse, e.g. expanse_dump_snapshot) and before it returns NULL.
+ * The observer must be callable from any allocating thread for the life of
+ * the process and must not throw. Never removed. 0, or -1 on error (a null
+ * observer). */
+int expanse_attach_oom_observer(expanse_oom_observer observer, void *user);
+
 #ifdef __cplusplus
 }
 #endif

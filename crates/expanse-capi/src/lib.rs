@@ -23,8 +23,10 @@ use std::sync::OnceLock;
 use expanse_backends::{Backend, BackendKind};
 use expanse_core::{CachingAllocator, StreamId};
 
+mod oom;
 mod snapshot;
 mod xpu;
+pub use oom::{expanse_attach_oom_observer, OomObserverFn};
 pub use snapshot::{expanse_dump_snapshot, expanse_record_history};
 pub use xpu::{expanse_xpu_alloc, expanse_xpu_free};
 

@@ -1,6 +1,8 @@
 //! The thread-safe allocator: one [`DeviceAllocator`] per device, each
-//! behind its own lock.
+//! behind its own lock. Out-of-memory observers are told after the lock
+//! is released ([`DeviceGuard`]), as PyTorch's are.
 
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use expanse_device::{Device, StreamId};
@@ -21,7 +23,14 @@ impl CachingAllocator {
     /// One allocator state per device, all with `config`.
     pub fn new(devices: Vec<Arc<dyn Device>>, config: Config) -> Self {
         CachingAllocator {
-            devices: devices.into_iter().map(|d| Mutex::new(DeviceAllocator::new(d, config.clone()))).collect(),
+            devices: devices
+                .into_iter()
+                .map(|d| {
+                    let mut a = DeviceAllocator::new(d, config.clone());
+                    a.defer_oom_observers();
+                    Mutex::new(a)
+                })
+                .collect(),
         }
     }
 
@@ -30,13 +39,15 @@ impl CachingAllocator {
         self.devices.len()
     }
 
-    /// Lock the allocator of `device`.
-    pub fn lock(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
+    /// Lock the allocator of `device`. Out-of-memory failures met while it
+    /// is locked are told to the observers when the guard is dropped,
+    /// after the lock is released.
+    pub fn lock(&self, device: u32) -> Result<DeviceGuard<'_>, AllocError> {
         let m = self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))?;
         // A panic while holding the lock may have left the state half-done
         // (a block out of every set, a stat not updated): never serve it
         // again. Every later caller gets the error.
-        m.lock().map_err(|_| AllocError::Poisoned { device })
+        m.lock().map(|g| DeviceGuard { guard: Some(g) }).map_err(|_| AllocError::Poisoned { device })
     }
 
     /// Allocate `size` bytes on `device` for `stream`.
@@ -137,6 +148,48 @@ impl CachingAllocator {
             if let Ok(mut a) = self.lock(i as u32) {
                 a.add_oom_observer(Arc::clone(&observer));
             }
+        }
+    }
+}
+
+/// The locked allocator of one device ([`CachingAllocator::lock`]). When
+/// dropped it releases the lock, then tells the out-of-memory observers of
+/// every failure met meanwhile: an observer may call the allocator again
+/// (take a snapshot, free memory), and one that panics leaves the state
+/// whole (the device stays usable; the panic reaches the caller).
+pub struct DeviceGuard<'a> {
+    /// `Some` until dropped.
+    guard: Option<MutexGuard<'a, DeviceAllocator>>,
+}
+
+impl std::fmt::Debug for DeviceGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("DeviceGuard").field(&self.guard.as_deref()).finish()
+    }
+}
+
+impl Deref for DeviceGuard<'_> {
+    type Target = DeviceAllocator;
+
+    fn deref(&self) -> &DeviceAllocator {
+        self.guard.as_deref().expect("a DeviceGuard holds its lock until dropped")
+    }
+}
+
+impl DerefMut for DeviceGuard<'_> {
+    fn deref_mut(&mut self) -> &mut DeviceAllocator {
+        self.guard.as_deref_mut().expect("a DeviceGuard holds its lock until dropped")
+    }
+}
+
+impl Drop for DeviceGuard<'_> {
+    fn drop(&mut self) {
+        let notices = self.guard.as_mut().and_then(|g| g.take_oom_notices());
+        // Unlock first (poisoning the lock if a panic is unwinding through
+        // this guard), then tell the observers, unless unwinding already.
+        self.guard = None;
+        if let Some(n) = notices.filter(|_| !std::thread::panicking()) {
+            n.deliver();
         }
     }
 }

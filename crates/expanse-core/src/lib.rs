@@ -34,9 +34,9 @@ pub mod size_class;
 pub mod snapshot;
 pub mod stats;
 
-pub use allocator::{DeviceAllocator, OomInfo, OomObserver, PoolId};
+pub use allocator::{DeviceAllocator, OomInfo, OomNotices, OomObserver, PoolId};
 pub use block::PoolKind;
-pub use caching::CachingAllocator;
+pub use caching::{CachingAllocator, DeviceGuard};
 pub use config::{Config, ConfigError};
 pub use cost::{CostState, DriverCosts};
 pub use error::{format_size, AllocError, OomReport};

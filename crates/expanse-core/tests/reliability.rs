@@ -121,9 +121,9 @@ fn extreme_configuration_is_refused_or_works() {
         .is_ok());
 }
 
-/// Issue 10, item 6: a panic inside the lock (here an out-of-memory
-/// observer) made `CachingAllocator::lock` hand the half-done state to
-/// every later caller; now each gets `Poisoned`, and other devices work.
+/// Issue 10, item 6: a panic inside the lock made `CachingAllocator::lock`
+/// hand the half-done state to every later caller; now each gets
+/// `Poisoned`, and other devices work.
 #[test]
 fn a_poisoned_device_is_an_error_to_every_later_caller() {
     use expanse_core::CachingAllocator;
@@ -131,13 +131,50 @@ fn a_poisoned_device_is_an_error_to_every_later_caller() {
     let d1: Arc<dyn Device> = Arc::new(MockDevice::new(64 * MIB, 2 * MIB).with_ordinal(1));
     let c = CachingAllocator::new(vec![d0, d1], Config::default());
     let kept = c.malloc(0, 2 * MIB, StreamId(0)).unwrap();
-    c.lock(0).unwrap().add_oom_observer(Arc::new(|_| panic!("observer bug")));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.malloc(0, 1 << 40, StreamId(0))));
-    assert!(r.is_err(), "the observer panicked");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut a = c.lock(0).unwrap();
+        let _ = a.malloc(MIB, StreamId(0));
+        panic!("a bug while device 0 is locked");
+    }));
+    assert!(r.is_err());
     for r in [c.malloc(0, MIB, StreamId(0)).map(|_| ()), c.free(0, kept), c.empty_cache(), c.free_any(kept)] {
         assert_eq!(r, Err(AllocError::Poisoned { device: 0 }));
     }
     assert!(c.lock(0).unwrap_err().to_string().contains("panic"));
     let p = c.malloc(1, MIB, StreamId(0)).unwrap();
     c.free(1, p).unwrap();
+}
+
+/// Out-of-memory observers run after the device's lock is released, as
+/// PyTorch's do: one that calls the allocator back (stats, a snapshot, a
+/// free) does not deadlock, and one that panics leaves the device usable.
+#[test]
+fn oom_observers_run_outside_the_lock() {
+    use std::sync::Mutex;
+
+    use expanse_core::CachingAllocator;
+    let d: Arc<dyn Device> = Arc::new(MockDevice::new(64 * MIB, 2 * MIB));
+    let c = Arc::new(CachingAllocator::new(vec![d], Config::default()));
+    let kept = c.malloc(0, 8 * MIB, StreamId(0)).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (c2, seen2) = (Arc::downgrade(&c), Arc::clone(&seen));
+    c.add_oom_observer(Arc::new(move |info| {
+        let c = c2.upgrade().unwrap();
+        let stats = c.stats(info.device).unwrap();
+        let segments = c.snapshot().unwrap().segments.len();
+        seen2.lock().unwrap().push((info.alloc_size, stats.num_ooms, segments));
+    }));
+    assert!(matches!(c.malloc(0, 1 << 40, StreamId(0)), Err(AllocError::OutOfMemory { .. })));
+    // The observer saw the failure counted, and the state it failed in.
+    assert_eq!(*seen.lock().unwrap(), vec![(1 << 40, 1, 1)]);
+
+    c.add_oom_observer(Arc::new(|_| panic!("observer bug")));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.malloc(0, 1 << 40, StreamId(0))));
+    assert!(r.is_err(), "the observer's panic reaches the caller");
+    assert_eq!(seen.lock().unwrap().len(), 2, "the first observer ran before the second panicked");
+    // The state was whole when the observers ran: the device still serves.
+    let p = c.malloc(0, MIB, StreamId(0)).unwrap();
+    c.free(0, p).unwrap();
+    c.free(0, kept).unwrap();
+    assert_eq!(c.stats(0).unwrap().num_ooms, 2);
 }

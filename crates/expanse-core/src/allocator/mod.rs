@@ -57,7 +57,7 @@ use crate::pool::{FreeKey, Pool};
 use crate::size_class::{allocation_size, round_size, MAX_REQUEST, SMALL_SIZE};
 use crate::stats::DeviceStats;
 
-pub use oom::{OomInfo, OomObserver};
+pub use oom::{OomInfo, OomNotices, OomObserver};
 pub use private_pools::PoolId;
 
 /// Hash of a block address for the active map: addresses are multiples of
@@ -129,6 +129,9 @@ pub struct DeviceAllocator {
     allowed_memory_maximum: u64,
     peers: Vec<u32>,
     oom_observers: Vec<OomObserver>,
+    /// Out-of-memory failures not yet told to the observers, when a
+    /// wrapper tells them after its lock (`oom.rs`); `None`: told at once.
+    oom_deferred: Option<Vec<OomInfo>>,
     /// Pages (taken off every segment) the driver failed to release,
     /// tried again at teardown.
     unreleased_pages: Vec<crate::expandable_segment::Page>,
@@ -200,6 +203,7 @@ impl DeviceAllocator {
             allowed_memory_maximum: 0,
             peers: Vec::new(),
             oom_observers: Vec::new(),
+            oom_deferred: None,
             teardown_errors: Vec::new(),
             unreleased_events: Vec::new(),
             unreleased_pages: Vec::new(),

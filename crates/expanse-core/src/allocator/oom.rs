@@ -22,6 +22,43 @@ pub struct OomInfo {
 /// An out-of-memory observer.
 pub type OomObserver = Arc<dyn Fn(&OomInfo) + Send + Sync>;
 
+/// Out-of-memory failures whose observers are still to be told, and the
+/// observers: what [`DeviceAllocator::take_oom_notices`] hands over.
+pub struct OomNotices {
+    /// The failures, oldest first.
+    pub failures: Vec<OomInfo>,
+    /// Every observer, to be told of each failure.
+    pub observers: Vec<OomObserver>,
+}
+
+impl OomNotices {
+    /// Tell every observer of every failure.
+    pub fn deliver(self) {
+        for info in &self.failures {
+            self.observers.iter().for_each(|obs| obs(info));
+        }
+    }
+}
+
+impl DeviceAllocator {
+    /// Hold out-of-memory failures for [`DeviceAllocator::take_oom_notices`]
+    /// instead of telling the observers at once. A thread-safe wrapper
+    /// does this so that observers run after its lock is released, as
+    /// PyTorch's do: an observer may then call the allocator (take a
+    /// snapshot, free memory) without deadlocking, and a panicking observer
+    /// leaves a state that is whole.
+    pub fn defer_oom_observers(&mut self) {
+        self.oom_deferred.get_or_insert_with(Vec::new);
+    }
+
+    /// The failures held since the last call and the observers to tell;
+    /// `None` when nothing is held (the common case: no allocation).
+    pub fn take_oom_notices(&mut self) -> Option<OomNotices> {
+        let held = self.oom_deferred.as_mut().filter(|h| !h.is_empty())?;
+        Some(OomNotices { failures: std::mem::take(held), observers: self.oom_observers.clone() })
+    }
+}
+
 impl DeviceAllocator {
     /// Count the failure, tell the observers and describe it.
     pub(super) fn out_of_memory(&mut self, p: &Request) -> AllocError {
@@ -38,8 +75,9 @@ impl DeviceAllocator {
         let device_free = self.device.free_memory();
         let allowed = if self.memory_fraction.is_some() { self.allowed_memory_maximum } else { total };
         let info = OomInfo { device: self.device.ordinal(), alloc_size: p.segment_size, allowed, device_free };
-        for obs in &self.oom_observers {
-            obs(&info);
+        match self.oom_deferred.as_mut() {
+            Some(held) => held.push(info),
+            None => self.oom_observers.iter().for_each(|obs| obs(&info)),
         }
         let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
         let reserved = self.stats.reserved_bytes.all.current.max(0) as u64;
