@@ -43,21 +43,43 @@ impl CachingAllocator {
     /// is locked are told to the observers when the guard is dropped,
     /// after the lock is released.
     pub fn lock(&self, device: u32) -> Result<DeviceGuard<'_>, AllocError> {
+        self.lock_raw(device).map(|g| DeviceGuard { guard: Some(g) })
+    }
+
+    /// Lock the allocator of `device`; out-of-memory failures stay held
+    /// until the caller hands them over ([`DeviceAllocator::take_oom_notices`]).
+    fn lock_raw(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
         let m = self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))?;
         // A panic while holding the lock may have left the state half-done
         // (a block out of every set, a stat not updated): never serve it
         // again. Every later caller gets the error.
-        m.lock().map(|g| DeviceGuard { guard: Some(g) }).map_err(|_| AllocError::Poisoned { device })
+        m.lock().map_err(|_| AllocError::Poisoned { device })
     }
 
-    /// Allocate `size` bytes on `device` for `stream`.
+    /// Allocate `size` bytes on `device` for `stream`. (The hot path: the
+    /// bare lock, and the observers told only after a failure.)
     pub fn malloc(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
-        self.lock(device)?.malloc(size, stream)
+        let mut a = self.lock_raw(device)?;
+        let r = a.malloc(size, stream);
+        r.map_err(|e| Self::failed(a, e))
     }
 
-    /// Free `ptr` (allocated on `device`).
+    /// After a failed malloc: unlock, then tell the observers.
+    #[cold]
+    #[inline(never)]
+    fn failed(mut a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> AllocError {
+        if a.has_oom_notices() {
+            let notices = a.take_oom_notices();
+            drop(a);
+            notices.deliver();
+        }
+        e
+    }
+
+    /// Free `ptr` (allocated on `device`). A free fails no allocation, so
+    /// no observer is told: the bare lock.
     pub fn free(&self, device: u32, ptr: u64) -> Result<(), AllocError> {
-        self.lock(device)?.free(ptr)
+        self.lock_raw(device)?.free(ptr)
     }
 
     /// Free `ptr` without knowing its device: the device that owns it.
@@ -183,10 +205,21 @@ impl DerefMut for DeviceGuard<'_> {
 }
 
 impl Drop for DeviceGuard<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
-        let notices = self.guard.as_mut().and_then(|g| g.take_oom_notices());
-        // Unlock first (poisoning the lock if a panic is unwinding through
-        // this guard), then tell the observers, unless unwinding already.
+        if self.guard.as_ref().is_some_and(|g| g.has_oom_notices()) {
+            self.unlock_then_tell();
+        }
+    }
+}
+
+impl DeviceGuard<'_> {
+    /// Unlock first (poisoning the lock if a panic is unwinding through
+    /// this guard), then tell the observers, unless unwinding already.
+    #[cold]
+    #[inline(never)]
+    fn unlock_then_tell(&mut self) {
+        let notices = self.guard.as_mut().map(|g| g.take_oom_notices());
         self.guard = None;
         if let Some(n) = notices.filter(|_| !std::thread::panicking()) {
             n.deliver();

@@ -129,9 +129,11 @@ pub struct DeviceAllocator {
     allowed_memory_maximum: u64,
     peers: Vec<u32>,
     oom_observers: Vec<OomObserver>,
-    /// Out-of-memory failures not yet told to the observers, when a
-    /// wrapper tells them after its lock (`oom.rs`); `None`: told at once.
-    oom_deferred: Option<Vec<OomInfo>>,
+    /// Whether out-of-memory failures are held for a wrapper that tells
+    /// the observers after its lock (`oom.rs`), instead of told at once.
+    oom_deferred: bool,
+    /// The failures held, not yet told.
+    oom_held: Vec<OomInfo>,
     /// Pages (taken off every segment) the driver failed to release,
     /// tried again at teardown.
     unreleased_pages: Vec<crate::expandable_segment::Page>,
@@ -203,7 +205,8 @@ impl DeviceAllocator {
             allowed_memory_maximum: 0,
             peers: Vec::new(),
             oom_observers: Vec::new(),
-            oom_deferred: None,
+            oom_deferred: false,
+            oom_held: Vec::new(),
             teardown_errors: Vec::new(),
             unreleased_events: Vec::new(),
             unreleased_pages: Vec::new(),

@@ -48,14 +48,19 @@ impl DeviceAllocator {
     /// snapshot, free memory) without deadlocking, and a panicking observer
     /// leaves a state that is whole.
     pub fn defer_oom_observers(&mut self) {
-        self.oom_deferred.get_or_insert_with(Vec::new);
+        self.oom_deferred = true;
     }
 
-    /// The failures held since the last call and the observers to tell;
-    /// `None` when nothing is held (the common case: no allocation).
-    pub fn take_oom_notices(&mut self) -> Option<OomNotices> {
-        let held = self.oom_deferred.as_mut().filter(|h| !h.is_empty())?;
-        Some(OomNotices { failures: std::mem::take(held), observers: self.oom_observers.clone() })
+    /// Whether failures are held for the observers (one load: the wrapper
+    /// asks after every call).
+    #[inline(always)]
+    pub fn has_oom_notices(&self) -> bool {
+        !self.oom_held.is_empty()
+    }
+
+    /// The failures held since the last call and the observers to tell.
+    pub fn take_oom_notices(&mut self) -> OomNotices {
+        OomNotices { failures: std::mem::take(&mut self.oom_held), observers: self.oom_observers.clone() }
     }
 }
 
@@ -75,9 +80,10 @@ impl DeviceAllocator {
         let device_free = self.device.free_memory();
         let allowed = if self.memory_fraction.is_some() { self.allowed_memory_maximum } else { total };
         let info = OomInfo { device: self.device.ordinal(), alloc_size: p.segment_size, allowed, device_free };
-        match self.oom_deferred.as_mut() {
-            Some(held) => held.push(info),
-            None => self.oom_observers.iter().for_each(|obs| obs(&info)),
+        if self.oom_deferred {
+            self.oom_held.push(info);
+        } else {
+            self.oom_observers.iter().for_each(|obs| obs(&info));
         }
         let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
         let reserved = self.stats.reserved_bytes.all.current.max(0) as u64;
