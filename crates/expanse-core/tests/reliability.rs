@@ -178,3 +178,40 @@ fn oom_observers_run_outside_the_lock() {
     c.free(0, kept).unwrap();
     assert_eq!(c.stats(0).unwrap().num_ooms, 2);
 }
+
+/// The same under threads: four threads run out of memory over and over
+/// while observers on each failure take the device's lock again (a
+/// snapshot): every failure is told once, and nothing deadlocks.
+#[test]
+fn oom_observers_under_threads_see_every_failure_once() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use expanse_core::CachingAllocator;
+    let d: Arc<dyn Device> = Arc::new(MockDevice::new(256 * MIB, 2 * MIB));
+    let c = Arc::new(CachingAllocator::new(vec![d], Config::default()));
+    let told = Arc::new(AtomicU64::new(0));
+    let (weak, t2) = (Arc::downgrade(&c), Arc::clone(&told));
+    c.add_oom_observer(Arc::new(move |_| {
+        let c = weak.upgrade().unwrap();
+        c.snapshot().unwrap();
+        t2.fetch_add(1, Ordering::SeqCst);
+    }));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let mut failed = 0u64;
+                for i in 0..200u64 {
+                    let p = c.malloc(0, (1 + (i + t) % 7) * MIB, StreamId(t)).unwrap();
+                    failed += u64::from(c.malloc(0, 1 << 40, StreamId(t)).is_err());
+                    c.free(0, p).unwrap();
+                }
+                failed
+            })
+        })
+        .collect();
+    let failed: u64 = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(failed, 800);
+    assert_eq!(told.load(Ordering::SeqCst), 800);
+    assert_eq!(c.stats(0).unwrap().num_ooms, 800);
+}
