@@ -218,4 +218,32 @@ def dump_snapshot_errors_are_reported():
     assert l.expanse_dump_snapshot(None) == -1 and "null" in ex.last_error()
 
 
+KEEP = []  # callbacks expanse may still call: alive to the end
+
+
+@test
+def oom_observer_through_the_c_abi():
+    seen = []
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p)
+
+    def observer(device, alloc, allowed, free, user):
+        # Told after the allocator's lock is released: calling back works.
+        seen.append((device, alloc, allowed, user, ex.memory_stats(device)["num_ooms"]))
+
+    cb = proto(observer)
+    KEEP.append(cb)
+    l.expanse_attach_oom_observer.restype = ctypes.c_int
+    l.expanse_attach_oom_observer.argtypes = [proto, ctypes.c_void_p]
+    assert l.expanse_attach_oom_observer(cb, 1234) == 0, ex.last_error()
+    before = ex.memory_stats()["num_ooms"]
+    assert not l.expanse_alloc(4 << 30, 0, None), "4 GiB fit in a 1 GiB host device"
+    assert seen == [(0, 4 << 30, 1 << 30, 1234, before + 1)], seen
+    p = l.expanse_alloc(1 << 20, 0, None)
+    assert p, ex.last_error()
+    l.expanse_free(p, 0, 0, None)
+    assert len(seen) == 1, "an allocation that fit told the observer"
+    null = ctypes.cast(None, proto)
+    assert l.expanse_attach_oom_observer(null, None) == -1 and "null" in ex.last_error(), ex.last_error()
+
+
 checks.finish()
