@@ -2,9 +2,27 @@
 decorated with `@checks.test`; a failure is reported and the rest still
 run; `checks.finish()` prints the count and exits 1 if any failed."""
 
+import os
 import sys
 
 passed = failed = 0
+
+
+def host_backend():
+    """The checks run on expanse's host backend, a 1 GiB device: set before
+    libexpanse.so starts (its first call)."""
+    os.environ["EXPANSE_BACKEND"] = "host"
+    os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
+
+
+def torch_or_skip():
+    """PyTorch, or exit 0 after printing SKIPPED (CI has no PyTorch)."""
+    try:
+        import torch
+    except ImportError as e:
+        print(f"SKIPPED: no PyTorch ({e})")
+        sys.exit(0)
+    return torch
 
 
 def test(fn):

@@ -17,22 +17,17 @@ only passes the stream and device numbers on.
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-os.environ["EXPANSE_BACKEND"] = "host"
-os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
 
-try:
-    import torch
-    from torch.utils import cpp_extension
-except ImportError as e:
-    print(f"SKIPPED: no PyTorch ({e})")
-    sys.exit(0)
+checks.host_backend()
+torch = checks.torch_or_skip()
+from torch.utils import cpp_extension  # noqa: E402
+
 if not torch.version.cuda or cpp_extension.get_cxx_compiler() is None:
     print("SKIPPED: PyTorch without CUDA, or no C++ compiler")
     sys.exit(0)
 
-import checks  # noqa: E402
 import expanse_compat  # noqa: E402
 import expanse_torch as ex  # noqa: E402
 

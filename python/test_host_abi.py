@@ -7,10 +7,10 @@ import ctypes
 import os
 import sys
 
-os.environ["EXPANSE_BACKEND"] = "host"
-os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
+
+checks.host_backend()
 import expanse_torch as ex  # noqa: E402
 
 if len(sys.argv) > 1:

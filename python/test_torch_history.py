@@ -17,18 +17,12 @@ import pickle
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-os.environ["EXPANSE_BACKEND"] = "host"
-os.environ["EXPANSE_HOST_MEMORY"] = str(1 << 30)
-sys.path.insert(0, HERE)
-
-try:
-    import torch
-except ImportError as e:
-    print(f"SKIPPED: no PyTorch ({e})")
-    sys.exit(0)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
+
+checks.host_backend()
+torch = checks.torch_or_skip()
+
 import expanse_compat  # noqa: E402
 import expanse_torch as ex  # noqa: E402
 

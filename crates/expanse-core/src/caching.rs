@@ -67,12 +67,8 @@ impl CachingAllocator {
     /// After a failed malloc: unlock, then tell the observers.
     #[cold]
     #[inline(never)]
-    fn failed(mut a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> AllocError {
-        if a.has_oom_notices() {
-            let notices = a.take_oom_notices();
-            drop(a);
-            notices.deliver();
-        }
+    fn failed(a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> AllocError {
+        unlock_then_tell(a);
         e
     }
 
@@ -205,24 +201,23 @@ impl DerefMut for DeviceGuard<'_> {
 }
 
 impl Drop for DeviceGuard<'_> {
-    #[inline(always)]
     fn drop(&mut self) {
-        if self.guard.as_ref().is_some_and(|g| g.has_oom_notices()) {
-            self.unlock_then_tell();
+        if let Some(a) = self.guard.take() {
+            unlock_then_tell(a);
         }
     }
 }
 
-impl DeviceGuard<'_> {
-    /// Unlock first (poisoning the lock if a panic is unwinding through
-    /// this guard), then tell the observers, unless unwinding already.
-    #[cold]
-    #[inline(never)]
-    fn unlock_then_tell(&mut self) {
-        let notices = self.guard.as_mut().map(|g| g.take_oom_notices());
-        self.guard = None;
-        if let Some(n) = notices.filter(|_| !std::thread::panicking()) {
-            n.deliver();
-        }
+/// Unlock `a`, then tell the observers of the out-of-memory failures it
+/// held, unless a panic is unwinding (the lock is then poisoned and the
+/// state not trusted).
+fn unlock_then_tell(mut a: MutexGuard<'_, DeviceAllocator>) {
+    if !a.has_oom_notices() {
+        return;
+    }
+    let notices = a.take_oom_notices();
+    drop(a);
+    if !std::thread::panicking() {
+        notices.deliver();
     }
 }
