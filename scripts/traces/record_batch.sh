@@ -6,7 +6,7 @@
 #     bash scripts/traces/record_batch.sh TAG NAME...
 #
 # (record_new5.sh to record_new9.sh name the batches of 2026-11-30).
-# 1. records them three at a time, 300 s each at most (REC_LIMIT), the whole
+# 1. records them three at a time (REC_JOBS), 300 s each at most (REC_LIMIT), the whole
 #    step cut at 330 s (REC_STEP) (scripts/traces/record_corpus.sh record) into $OUT/corpus;
 # 2. replays each trace that came out through PyTorch's three allocators
 #    (record_corpus.sh replay, one fresh process per trace and mode), three
@@ -32,7 +32,7 @@ NAMES=("$@")
 
 elapsed "recording ${NAMES[*]}"
 # timeout signals its whole process group: xargs and the recorders go too.
-JOBS=3 LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
+JOBS=${REC_JOBS:-3} LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
 elapsed "recorded"
 
 W=$(mktemp -d "/tmp/$TAG.XXXX")
