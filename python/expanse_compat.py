@@ -68,6 +68,10 @@ def declare_pools(l):
     l.expanse_end_allocate_to_pool.argtypes = [ctypes.c_int, u64, u64]
     l.expanse_release_pool.restype = ctypes.c_int
     l.expanse_release_pool.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_release_pool_and_empty_cache.restype = ctypes.c_int
+    l.expanse_release_pool_and_empty_cache.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_pool_use_count.restype = ctypes.c_int
+    l.expanse_pool_use_count.argtypes = [ctypes.c_int, u64, u64]
     return l
 
 
