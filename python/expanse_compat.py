@@ -27,14 +27,32 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   `stacks` change nothing and every entry's frames are empty; "state"
   keeps no event history (PyTorch's "state" keeps only the stacks of live
   blocks); `skip_actions` is applied when the snapshot is taken. A
-  snapshot of one memory pool raises (no MemPool on expanse).
+  snapshot of one memory pool (memory_snapshot(pool_id)) is the segments
+  whose segment_pool_id is that pool's (none for an unknown pool).
 - torch._C._cuda_attach_out_of_memory_observer adds an observer to
   expanse, called as PyTorch calls it, after the allocator's lock is
   released (so it may take a snapshot).
-- torch.cuda.MemPool raises an error that says what to use instead, and
-  so does sharing a CUDA tensor with another process
-  (torch.multiprocessing): expanse's memory cannot be opened through CUDA
-  IPC.
+- torch.cuda.MemPool (and torch.cuda.memory.MemPool) is replaced by one
+  on expanse's private pools (PyTorch's _MemPool cannot be built on a
+  pluggable allocator: its constructor calls createOrIncrefPool, which
+  CUDAPluggableAllocator does not forward). Its id is (0, n) from
+  PyTorch's own user-pool counter (torch.cuda.graph_pool_handle()), so it
+  never meets a CUDA graph's (n, 0) pool or a handle made elsewhere; the
+  object holds one use of the pool, given back when it is garbage
+  collected, and then, at the last use, the pool's wholly free segments
+  go back to the device (PyTorch's releasePool, then emptyCache of the
+  pool); segments with live blocks join the shared cache when freed.
+  torch.cuda.use_mem_pool works unchanged through the extension's pool
+  hooks (the innermost of nested pools gets the allocation, as in
+  PyTorch); it is wrapped only to refuse a non-MemPool argument and a
+  nested use of the same pool (PyTorch refuses that too) with clear
+  errors. use_count() and snapshot() work. MemPool(allocator=...),
+  use_on_oom=True and no_split=True raise NotImplementedError naming the
+  argument; without the C++ extension MemPool() raises a RuntimeError
+  that says why (the pool hooks are C++ only).
+- Sharing a CUDA tensor with another process (torch.multiprocessing)
+  raises an error that says what to do instead: expanse's memory cannot
+  be opened through CUDA IPC.
 - torch.compile(mode="reduce-overhead") captures with plain CUDA graphs:
   install() sets torch._inductor.config.triton.cudagraph_trees = False
   (logged on the "expanse" logger; EXPANSE_CUDAGRAPH_TREES=1 leaves it),
@@ -43,12 +61,15 @@ install() makes the rest of torch.cuda's memory API work on expanse:
   pool's state).
 """
 
+import contextlib
 import ctypes
 import functools
 import json
 import logging
 import os
+import threading
 import warnings
+import weakref
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _state = {"mode": None, "extension_error": None, "notes": []}
@@ -68,6 +89,10 @@ def declare_pools(l):
     l.expanse_end_allocate_to_pool.argtypes = [ctypes.c_int, u64, u64]
     l.expanse_release_pool.restype = ctypes.c_int
     l.expanse_release_pool.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_release_pool_and_empty_cache.restype = ctypes.c_int
+    l.expanse_release_pool_and_empty_cache.argtypes = [ctypes.c_int, u64, u64]
+    l.expanse_pool_use_count.restype = ctypes.c_int
+    l.expanse_pool_use_count.argtypes = [ctypes.c_int, u64, u64]
     return l
 
 
@@ -162,6 +187,7 @@ def install(torch, l, path, extension=True):
     _route_stats(torch, l)
     _route_history(torch, l)
     _route_oom_observers(torch, l)
+    _route_mempool(torch, l)
     _route_unsupported(torch)
     if _state["mode"] == "extension":
         _plain_cuda_graphs_for_compile()
@@ -340,14 +366,18 @@ def _route_history(torch, l):
 
     def memory_snapshot(arg=None):
         include_traces = True
+        pool = (0, 0)
         if arg is not None:
+            ok = isinstance(arg, tuple) and len(arg) == 3 and all(isinstance(i, int) for i in arg[:2])
+            if not ok:
+                raise ValueError(f"expanse: memory_snapshot: expected (pool id, pool id, include_traces), not {arg!r}")
             pool0, pool1, include_traces = arg
-            if (pool0, pool1) != (0, 0):
-                raise RuntimeError(
-                    f"expanse: no snapshot of memory pool ({pool0}, {pool1}): torch.cuda.MemPool is not "
-                    "available on expanse; take the whole snapshot (torch.cuda.memory._snapshot())"
-                )
+            pool = (pool0, pool1)
         s = snapshot_dict(l)
+        if pool != (0, 0):
+            # One pool's segments (none for an unknown pool), as PyTorch's
+            # snapshot(mempool_id).
+            s["segments"] = [g for g in s["segments"] if tuple(g["segment_pool_id"]) == pool]
         s["device_traces"] = [
             [e for e in trace if include_traces and e["action"] not in skip] for trace in s["device_traces"]
         ]
@@ -387,19 +417,133 @@ def _route_oom_observers(torch, l):
     torch._C._cuda_attach_out_of_memory_observer = attach
 
 
-def _route_unsupported(torch):
-    mempool = getattr(getattr(torch.cuda, "memory", None), "MemPool", None)
-    if mempool is not None:
+def _release_mempool(l, device, pool_id):
+    """A MemPool's death, as PyTorch's ~MemPool: its use given back and, at
+    the last, its wholly free segments returned to the device."""
+    if l.expanse_release_pool_and_empty_cache(device, *pool_id) != 0:
+        warnings.warn(f"expanse: releasing torch.cuda.MemPool {pool_id}: {_last_error(l)}", RuntimeWarning)
 
-        def mempool_init(self, *args, **kwargs):
-            raise RuntimeError(
-                "expanse: torch.cuda.MemPool needs PyTorch's own allocator (its pluggable allocator does not "
-                "forward createOrIncrefPool). CUDA graphs get private pools on expanse (torch.cuda.graph, "
-                "torch.compile(mode='reduce-overhead')); for a custom pool, leave expanse out of this process"
+
+def _route_mempool(torch, l):
+    """torch.cuda.MemPool and torch.cuda.use_mem_pool on expanse's private
+    pools (see the module documentation)."""
+    memory = getattr(torch.cuda, "memory", None)
+    original_use = getattr(memory, "use_mem_pool", None)
+    if getattr(memory, "MemPool", None) is None or original_use is None:
+        return  # a PyTorch without MemPool: nothing to route
+
+    class MemPool:
+        """torch.cuda.MemPool on expanse: a private pool of expanse's,
+        with an id from PyTorch's user-pool counter ((0, n), shared with
+        torch.cuda.graph_pool_handle()). The object holds one use of the
+        pool; torch.cuda.use_mem_pool(pool) routes this thread's
+        allocations to it. While the pool lives its free memory is reused
+        only by its own allocations and empty_cache() leaves it; when the
+        object dies, its use is given back and, at the last, its wholly
+        free segments go back to the device (PyTorch's releasePool, then
+        emptyCache of the pool). Blocks still in use stay valid; their
+        segments join expanse's shared cache as they are freed."""
+
+        def __init__(self, allocator=None, use_on_oom=False, no_split=False):
+            if _state["mode"] != "extension":
+                raise RuntimeError(
+                    "expanse: torch.cuda.MemPool needs expanse's C++ extension (PyTorch's pluggable allocator "
+                    "reaches expanse's pools only through its C++ hooks), not in use here: "
+                    f"{_state['extension_error'] or 'EXPANSE_EXTENSION=0'}"
+                )
+            if allocator is not None:
+                raise NotImplementedError(
+                    "expanse: torch.cuda.MemPool(allocator=...) is not supported: expanse is PyTorch's allocator "
+                    "and serves a pool's memory itself; memory from another allocator (symmetric memory's, a "
+                    "CUDAPluggableAllocator's) cannot be a pool of expanse's. Use MemPool() without an allocator, "
+                    "or leave expanse out of this process"
+                )
+            if use_on_oom:
+                raise NotImplementedError(
+                    "expanse: torch.cuda.MemPool(use_on_oom=True) is not supported: expanse never lends a live "
+                    "pool's free memory to allocations outside the pool, even when the device is full"
+                )
+            if no_split:
+                raise NotImplementedError(
+                    "expanse: torch.cuda.MemPool(no_split=True) is not supported: expanse splits a pool's "
+                    "segments as it splits any classic segment"
+                )
+            device = torch.cuda.current_device()
+            pool_id = tuple(int(i) for i in torch.cuda.graph_pool_handle())
+            # PyTorch's createOrIncrefPool: a begin takes the use (creating
+            # the pool), the end at once stops routing nothing to it.
+            if l.expanse_begin_allocate_to_pool(device, *pool_id) != 0:
+                raise RuntimeError(f"expanse: torch.cuda.MemPool on device {device}: {_last_error(l)}")
+            if l.expanse_end_allocate_to_pool(device, *pool_id) != 0:
+                raise RuntimeError(f"expanse: torch.cuda.MemPool on device {device}: {_last_error(l)}")
+            self._id = pool_id
+            self._device = device
+            # At interpreter exit the process's memory goes anyway.
+            weakref.finalize(self, _release_mempool, l, device, pool_id).atexit = False
+
+        @property
+        def id(self):
+            """The pool's id: (0, n), as PyTorch's user-created pools."""
+            return self._id
+
+        @property
+        def allocator(self):
+            """None: the pool's memory comes from expanse."""
+            return None
+
+        def use_count(self):
+            """Uses of the pool: this object's, each use_mem_pool under
+            way, each CUDA graph captured into it and not yet reset."""
+            n = l.expanse_pool_use_count(self._device, *self._id)
+            if n < 0:
+                raise RuntimeError(f"expanse: MemPool{self._id}.use_count(): {_last_error(l)}")
+            return n
+
+        def snapshot(self, include_traces=True):
+            """The pool's segments, as torch.cuda.memory_snapshot(pool.id)."""
+            return torch.cuda.memory_snapshot(self._id, include_traces=include_traces)
+
+        def __repr__(self):
+            return f"<torch.cuda.MemPool (expanse) id={self._id} device={self._device}>"
+
+    active = set()
+    lock = threading.Lock()
+
+    @functools.wraps(original_use)
+    @contextlib.contextmanager
+    def use_mem_pool(pool, device=None):
+        if not isinstance(pool, MemPool):
+            hint = (
+                "; a pool id such as torch.cuda.graph_pool_handle() names a CUDA graph's pool: pass it to "
+                "torch.cuda.graph(pool=...)"
+                if isinstance(pool, tuple)
+                else ""
             )
+            raise TypeError(f"expanse: torch.cuda.use_mem_pool needs a torch.cuda.MemPool, not {pool!r}{hint}")
+        index = torch.cuda.current_device() if device is None else torch.cuda._utils._get_device_index(device)
+        key = (index, pool.id)
+        with lock:
+            # PyTorch refuses it too ("beginAllocateToPool: already
+            # recording to mempool_id"); on expanse the inner exit would
+            # end the outer routing silently.
+            if key in active:
+                raise RuntimeError(
+                    f"expanse: torch.cuda.use_mem_pool: pool {pool.id} is already being allocated to on device "
+                    f"{index} (a use_mem_pool of it is under way)"
+                )
+            active.add(key)
+        try:
+            with original_use(pool, index):
+                yield
+        finally:
+            with lock:
+                active.discard(key)
 
-        mempool.__init__ = mempool_init
+    torch.cuda.memory.MemPool = torch.cuda.MemPool = MemPool
+    torch.cuda.memory.use_mem_pool = torch.cuda.use_mem_pool = use_mem_pool
 
+
+def _route_unsupported(torch):
     def share_cuda(self, *args, **kwargs):
         raise RuntimeError(
             "expanse: a CUDA tensor cannot be shared with another process (torch.multiprocessing, CUDA IPC) "

@@ -107,11 +107,13 @@ void* ext_alloc(size_t size, int device, cudaStream_t stream) {
   c10::cuda::MempoolId_t id{0, 0};
   const bool any = capturing();
   if (any) {
+    // Latest first, as PyTorch's get_pool: in nested use_mem_pool blocks
+    // the innermost pool gets the allocation.
     std::lock_guard<std::mutex> lock(captures_mutex);
-    for (auto& c : captures) {
-      if (c.device == device && c.filter(stream)) {
+    for (auto c = captures.rbegin(); c != captures.rend(); ++c) {
+      if (c->device == device && c->filter(stream)) {
         in_pool = true;
-        id = c.id;
+        id = c->id;
         break;
       }
     }
@@ -123,7 +125,7 @@ void* ext_alloc(size_t size, int device, cudaStream_t stream) {
   }
   if (p == nullptr && size > 0) {
     const std::string msg = fmt("expanse: allocating %zu bytes on device %d%s: %s", size, device,
-                                in_pool ? " (CUDA graph pool)" : "", last_error().c_str());
+                                in_pool ? " (private pool)" : "", last_error().c_str());
     TORCH_CHECK_WITH(OutOfMemoryError, false, msg);
   }
   return p;

@@ -162,6 +162,34 @@ def stream_routed_pool():
 
 
 @test
+def user_pool_use_count_snapshot_id_and_death():
+    # A torch.cuda.MemPool's life through the C ABI: its use (begin and
+    # end), a use_mem_pool (begin, allocate, end, release), its death.
+    ex.empty_cache()
+    base = ex.memory_stats()["reserved_bytes.all.current"]
+    assert l.expanse_pool_use_count(0, 0, 9) == -1 and "unknown private pool" in ex.last_error()
+    assert l.expanse_begin_allocate_to_pool(0, 0, 9) == 0 and l.expanse_end_allocate_to_pool(0, 0, 9) == 0
+    assert l.expanse_pool_use_count(0, 0, 9) == 1, ex.last_error()
+    assert l.expanse_begin_allocate_to_pool(0, 0, 9) == 0
+    assert l.expanse_pool_use_count(0, 0, 9) == 2
+    g = l.expanse_alloc_in_pool(4 << 20, 0, None, 0, 9)
+    assert g, ex.last_error()
+    assert l.expanse_end_allocate_to_pool(0, 0, 9) == 0 and l.expanse_release_pool(0, 0, 9) == 0
+    assert l.expanse_pool_use_count(0, 0, 9) == 1
+    segs = ex.snapshot()["segments"]
+    mine = [s["segment_pool_id"] for s in segs if s["address"] <= g < s["address"] + s["total_size"]]
+    assert mine == [(0, 9)], mine
+    l.expanse_free(g, 0, 0, None)
+    ex.empty_cache()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == base + (20 << 20), "empty_cache kept the live pool"
+    assert l.expanse_release_pool_and_empty_cache(0, 0, 9) == 0, ex.last_error()
+    assert ex.memory_stats()["reserved_bytes.all.current"] == base, "the dead pool's free segment went back"
+    assert l.expanse_pool_use_count(0, 0, 9) == -1 and "unknown private pool" in ex.last_error()
+    assert l.expanse_release_pool_and_empty_cache(0, 0, 9) == -1 and "unknown private pool" in ex.last_error()
+    assert l.expanse_pool_use_count(-1, 0, 9) == -1 and "bad device index" in ex.last_error()
+
+
+@test
 def nested_stats_match_pytorch_shape():
     flat = ex.memory_stats()
     nested = expanse_compat.nest(flat)

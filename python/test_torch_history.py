@@ -135,7 +135,7 @@ def bad_arguments_say_what_is_wrong():
     for call, words in [
         (lambda: memory._record_memory_history(enabled="everything"), "'everything'"),
         (lambda: memory._record_memory_history(max_entries=0), "max_entries"),
-        (lambda: torch._C._cuda_memorySnapshot((1, 2, True)), "(1, 2)"),
+        (lambda: torch._C._cuda_memorySnapshot(("x", 2, True)), "('x', 2, True)"),
     ]:
         try:
             call()
@@ -143,6 +143,8 @@ def bad_arguments_say_what_is_wrong():
             assert "expanse:" in str(e) and words in str(e), str(e)
         else:
             raise AssertionError(f"no error ({words})")
+    # A pool that does not exist has no segments (PyTorch's answer too).
+    assert torch._C._cuda_memorySnapshot((1, 2, True))["segments"] == []
 
 
 @test

@@ -33,11 +33,11 @@ ROWS = [
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
     "reset_peak_memory_stats", "empty_cache", "set_per_process_memory_fraction", "mem_get_info",
     "Tensor.record_stream", "torch.cuda.graph capture and replay", 'torch.compile(mode="reduce-overhead")',
-    "torch.cuda.MemPool", "torch.cuda.memory._snapshot", "out-of-memory observer", "DDP (2 GPUs)",
+    "torch.cuda.MemPool / use_mem_pool", "torch.cuda.memory._snapshot", "out-of-memory observer", "DDP (2 GPUs)",
     "FSDP2 (2 GPUs)", "torch.multiprocessing sharing of a CUDA tensor",
 ]
 # Rows cheap enough to share one process per allocator (each in try/except).
-BASIC = ROWS[:9] + ["torch.cuda.MemPool", "torch.cuda.memory._snapshot", "out-of-memory observer"]
+BASIC = ROWS[:9] + ["torch.cuda.MemPool / use_mem_pool", "torch.cuda.memory._snapshot", "out-of-memory observer"]
 
 
 class Wrong(Exception):
@@ -280,12 +280,62 @@ def row_compile(torch):
         expect(torch.allclose(got, want, rtol=1e-3, atol=1e-3), f"step {i}: compiled output differs")
 
 
+def holder(segments, ptr):
+    """The segment of a snapshot's `segments` that holds address `ptr`."""
+    return next((g for g in segments if g["address"] <= ptr < g["address"] + g["total_size"]), None)
+
+
 def row_mempool(torch):
+    """A user pool's life: its uses, allocations routed to it (and only
+    those), reuse of its freed blocks by the pool alone, its memory kept by
+    empty_cache while it lives and returned when it dies, and two pools
+    apart."""
+    step("MemPool()")
     pool = torch.cuda.MemPool()
+    expect(pool.id[0] == 0 and pool.use_count() == 1, f"new pool: id {pool.id}, use_count {pool.use_count()}")
     with torch.cuda.use_mem_pool(pool):
+        expect(pool.use_count() == 2, f"use_count {pool.use_count()} inside use_mem_pool")
         t = torch.ones(MIB, device="cuda")
-    expect(float(t.sum()) == MIB, "wrong contents")
-    del t, pool
+    expect(pool.use_count() == 1, f"use_count {pool.use_count()} after use_mem_pool")
+    u = torch.ones(MIB, device="cuda")
+    expect(float(t.sum()) == MIB and float(u.sum()) == MIB, "wrong contents")
+    step("snapshots")
+    mine = pool.snapshot()
+    expect(holder(mine, t.data_ptr()) is not None, "the tensor made in use_mem_pool is not in the pool's snapshot")
+    expect(holder(mine, u.data_ptr()) is None, "a tensor made outside use_mem_pool is in the pool's snapshot")
+    seg = holder(torch.cuda.memory_snapshot(), u.data_ptr())
+    where = seg and seg["segment_pool_id"]
+    expect(seg is not None and tuple(where) == (0, 0), f"the outside tensor's segment is in pool {where}")
+    step("reuse in the pool")
+    ptr = t.data_ptr()
+    del t
+    with torch.cuda.use_mem_pool(pool):
+        t2 = torch.empty(MIB, device="cuda")
+    expect(t2.data_ptr() == ptr, "the pool's freed block was not reused by the pool")
+    del t2
+    v = torch.empty(MIB, device="cuda")
+    expect(holder(pool.snapshot(), v.data_ptr()) is None, "a live pool's free block went to an allocation outside it")
+    step("empty_cache with the pool alive")
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    kept = sum(g["total_size"] for g in pool.snapshot())
+    expect(kept > 0, "empty_cache released a live pool's memory")
+    step("two pools")
+    other = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(other):
+        w = torch.empty(MIB, device="cuda")
+    expect(holder(pool.snapshot(), w.data_ptr()) is None, "a second pool was handed the first pool's block")
+    del w, other
+    step("the pool dies")
+    reserved = torch.cuda.memory_reserved()
+    del pool
+    import gc
+
+    gc.collect()
+    freed = reserved - torch.cuda.memory_reserved()
+    expect(freed >= kept, f"the dead pool's {kept >> 20} MiB were not returned ({freed >> 20} MiB were)")
+    del u, v
+    step("done")
 
 
 def row_snapshot(torch):
@@ -418,7 +468,7 @@ ROW_FNS = {
     "Tensor.record_stream": row_record_stream,
     "torch.cuda.graph capture and replay": row_graph,
     'torch.compile(mode="reduce-overhead")': row_compile,
-    "torch.cuda.MemPool": row_mempool,
+    "torch.cuda.MemPool / use_mem_pool": row_mempool,
     "torch.cuda.memory._snapshot": row_snapshot,
     "out-of-memory observer": row_oom_observer,
     "DDP (2 GPUs)": lambda torch: row_distributed(torch, "ddp"),

@@ -68,7 +68,7 @@ def main():
         "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
         "reset_peak_memory_stats", "empty_cache", "set_per_process_memory_fraction", "mem_get_info",
         "Tensor.record_stream", "torch.cuda.graph capture and replay", 'torch.compile(mode="reduce-overhead")',
-        "torch.cuda.MemPool", "torch.cuda.memory._snapshot", "DDP (2 GPUs)", "FSDP2 (2 GPUs)",
+        "torch.cuda.MemPool / use_mem_pool", "torch.cuda.memory._snapshot", "DDP (2 GPUs)", "FSDP2 (2 GPUs)",
         "torch.multiprocessing sharing of a CUDA tensor",
     ]
     print("# Issue 11 on the H200s\n")

@@ -99,6 +99,17 @@ int expanse_end_allocate_to_pool(int device, unsigned long long id0, unsigned lo
 /* Give back one use of pool (id0, id1). */
 int expanse_release_pool(int device, unsigned long long id0, unsigned long long id1);
 
+/* PyTorch's ~MemPool (releasePool, then emptyCache of the pool): give
+ * back one use of pool (id0, id1), and at the last return its wholly free
+ * segments to the device now; its segments with live blocks join the
+ * shared cache as they are freed. */
+int expanse_release_pool_and_empty_cache(int device, unsigned long long id0, unsigned long long id1);
+
+/* Uses of pool (id0, id1) not yet given back (PyTorch's getPoolUseCount;
+ * 0 for a released pool still holding live blocks), or -1 and the last
+ * error for an unknown pool. */
+int expanse_pool_use_count(int device, unsigned long long id0, unsigned long long id1);
+
 /* Record the allocation history of every device (enabled != 0) in a ring
  * buffer of at most max_entries entries per device (0: no bound), or stop
  * recording and forget it (enabled == 0). Off by default. 0, or -1 on

@@ -90,3 +90,29 @@ pub extern "C" fn expanse_release_pool(device: c_int, id0: u64, id1: u64) -> c_i
         status(a.release_pool(PoolId(id0, id1)).map_err(|e| e.to_string()))
     })
 }
+
+/// PyTorch's `~MemPool`: give back one use of pool `(id0, id1)`, and at
+/// the last, return its wholly free segments to the device now (its
+/// segments with live blocks join the shared cache as they are freed).
+/// 0, or -1 and the last error.
+#[no_mangle]
+pub extern "C" fn expanse_release_pool_and_empty_cache(device: c_int, id0: u64, id1: u64) -> c_int {
+    with_global(-1, |g| {
+        let d = device_index(device)?;
+        let mut a = g.allocator.lock(d).map_err(|e| e.to_string())?;
+        status(a.release_pool_and_empty_cache(PoolId(id0, id1)).map_err(|e| e.to_string()))
+    })
+}
+
+/// Uses of pool `(id0, id1)` not yet given back (PyTorch's
+/// `getPoolUseCount`; 0 for a released pool still holding live blocks),
+/// or -1 and the last error (an unknown pool).
+#[no_mangle]
+pub extern "C" fn expanse_pool_use_count(device: c_int, id0: u64, id1: u64) -> c_int {
+    with_global(-1, |g| {
+        let d = device_index(device)?;
+        let a = g.allocator.lock(d).map_err(|e| e.to_string())?;
+        let n = a.pool_use_count(PoolId(id0, id1)).map_err(|e| e.to_string())?;
+        c_int::try_from(n).map_err(|_| format!("pool_use_count: {n} uses do not fit an int"))
+    })
+}

@@ -12,6 +12,7 @@
 
 use expanse_device::StreamId;
 
+use crate::allocator::PoolId;
 use crate::block::PoolKind;
 use crate::history::{Action, TraceEntry};
 use crate::pickle::PickleWriter;
@@ -72,13 +73,16 @@ pub struct SegmentInfo {
     pub pool: PoolKind,
     /// A mapped run of an expandable segment.
     pub is_expandable: bool,
+    /// The private pool it belongs to (PyTorch's `segment_pool_id`):
+    /// `PoolId(0, 0)` for the shared pools.
+    pub pool_id: PoolId,
     /// Its blocks, in address order.
     pub blocks: Vec<BlockInfo>,
 }
 
 impl SegmentInfo {
-    /// A segment with `blocks` (in address order, contiguous); the sizes
-    /// are summed from them.
+    /// A segment of the shared pools with `blocks` (in address order,
+    /// contiguous); the sizes are summed from them.
     pub fn from_blocks(
         device: u32,
         stream: StreamId,
@@ -101,6 +105,7 @@ impl SegmentInfo {
             stream,
             pool,
             is_expandable,
+            pool_id: PoolId(0, 0),
             blocks,
         }
     }
@@ -175,7 +180,7 @@ fn write_segment(w: &mut PickleWriter, s: &SegmentInfo) {
     w.kv_uint("stream", s.stream.0);
     w.kv_str("segment_type", if s.pool == PoolKind::Small { "small" } else { "large" });
     w.str("segment_pool_id");
-    w.int_tuple(&[0, 0]);
+    w.int_tuple(&[i128::from(s.pool_id.0), i128::from(s.pool_id.1)]);
     w.str("is_expandable");
     w.bool(s.is_expandable);
     w.str("frames");

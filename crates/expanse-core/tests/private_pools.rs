@@ -261,3 +261,85 @@ fn events_of_blocks_freed_during_a_capture_wait_for_its_end() {
         assert!(mock.violations().is_empty(), "{conf}: {:?}", mock.violations());
     }
 }
+
+/// A `torch.cuda.MemPool` (a user pool, id `(0, n)`): its object holds one
+/// use from its creation (a begin and end with nothing allocated), each
+/// `use_mem_pool` takes and gives back another, and its death is
+/// PyTorch's `releasePool` then `emptyCache` of the pool: the pool's
+/// wholly free segments go back to the device at once, the segment with a
+/// live block stays until that block is freed, then joins the shared cache.
+#[test]
+fn a_user_pools_last_release_returns_its_free_segments_to_the_device() {
+    const USER: PoolId = PoolId(0, 3);
+    for conf in MODES {
+        let mut a = allocator(conf);
+        let outside = a.malloc(4 * MIB, S0).unwrap();
+        let base = a.reserved_bytes();
+        a.begin_allocate_to_pool_by_name(USER).unwrap();
+        a.end_allocate_to_pool(USER).unwrap();
+        assert_eq!(a.pool_use_count(USER).unwrap(), 1, "{conf}: the MemPool's use");
+        assert_eq!(a.reserved_bytes(), base, "{conf}: creating a pool reserves nothing");
+        a.begin_allocate_to_pool_by_name(USER).unwrap();
+        assert_eq!(a.pool_use_count(USER).unwrap(), 2, "{conf}: use_mem_pool's use");
+        let big = a.malloc_in_pool(4 * MIB, S0, USER).unwrap();
+        let small = a.malloc_in_pool(100 << 10, S0, USER).unwrap();
+        a.end_allocate_to_pool(USER).unwrap();
+        a.release_pool(USER).unwrap();
+        assert_eq!(a.pool_use_count(USER).unwrap(), 1, "{conf}");
+        assert_eq!(a.reserved_bytes(), base + 22 * MIB, "{conf}: a 20 MiB and a 2 MiB segment of the pool");
+        a.free(big).unwrap();
+        a.empty_cache().unwrap();
+        ok(&a);
+        assert_eq!(a.reserved_bytes(), base + 22 * MIB, "{conf}: empty_cache left the live pool's memory");
+        a.release_pool_and_empty_cache(USER).unwrap();
+        ok(&a);
+        assert_eq!(a.reserved_bytes(), base + 2 * MIB, "{conf}: the free 20 MiB segment went back to the device");
+        assert_eq!(a.pool_use_count(USER).unwrap(), 0, "{conf}: released, with a live block");
+        a.free(small).unwrap();
+        ok(&a);
+        assert_eq!(a.private_pool_count(), 0, "{conf}: pool gone");
+        assert!(matches!(a.pool_use_count(USER), Err(AllocError::Misuse { .. })), "{conf}");
+        assert!(matches!(a.release_pool_and_empty_cache(USER), Err(AllocError::Misuse { .. })), "{conf}");
+        a.free(outside).unwrap();
+        a.empty_cache().unwrap();
+        assert_eq!(a.reserved_bytes(), 0, "{conf}: the small segment joined the cache and was released");
+    }
+}
+
+/// Only the last use returns memory: while a CUDA graph still shares the
+/// pool (another use), its free segments stay private, since the graph
+/// replays into them. And while a capture is under way nothing goes back
+/// to the device (no driver free during a capture): the free segments
+/// join the shared cache, as at any release.
+#[test]
+fn a_user_pool_returns_memory_only_at_its_last_use_and_never_during_a_capture() {
+    const USER: PoolId = PoolId(0, 4);
+    let mut a = allocator("");
+    a.begin_allocate_to_pool_by_name(USER).unwrap();
+    let p = a.malloc_in_pool(4 * MIB, S1, USER).unwrap();
+    a.end_allocate_to_pool(USER).unwrap();
+    a.begin_allocate_to_pool(USER, S1).unwrap(); // a graph captured into the pool
+    a.end_allocate_to_pool(USER).unwrap();
+    a.free(p).unwrap();
+    a.release_pool_and_empty_cache(USER).unwrap();
+    assert_eq!(a.pool_use_count(USER).unwrap(), 1);
+    assert_eq!(a.reserved_bytes(), 20 * MIB, "a pool a graph still uses kept its free segment");
+    let shared = a.malloc(4 * MIB, S1).unwrap();
+    assert!(!(p..p + 20 * MIB).contains(&shared), "the live pool's block was handed out");
+    a.free(shared).unwrap();
+    a.empty_cache().unwrap();
+    assert_eq!(a.reserved_bytes(), 20 * MIB);
+    a.begin_allocate_to_pool(GRAPH, S0).unwrap(); // another capture under way
+    a.release_pool_and_empty_cache(USER).unwrap();
+    ok(&a);
+    assert_eq!(a.reserved_bytes(), 20 * MIB, "nothing freed during a capture");
+    assert_eq!(a.private_pool_count(), 1, "only the capturing pool is left");
+    let reused = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(reused, p, "the released segment is the shared cache's");
+    a.free(reused).unwrap();
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    a.release_pool(GRAPH).unwrap();
+    a.empty_cache().unwrap();
+    ok(&a);
+    assert_eq!(a.reserved_bytes(), 0);
+}

@@ -93,11 +93,25 @@ fn a_private_pools_segment_is_recorded() {
     let p = a.malloc(3 * MIB, S0).unwrap();
     a.end_allocate_to_pool(pool).unwrap();
     assert_eq!(actions(&a), [(Action::SegmentAlloc, p, 20 * MIB, 0), (Action::Alloc, p, 3 * MIB, 0)]);
+    let shared = a.malloc(3 * MIB, S0).unwrap();
     let s = a.snapshot();
     let seg = s.segments.iter().find(|g| g.address == p).unwrap();
     assert_eq!((seg.total_size, seg.requested_size, seg.is_expandable), (20 * MIB, 3 * MIB, false));
+    // PyTorch's segment_pool_id: the pool's id, (0, 0) for the shared pools.
+    assert_eq!(seg.pool_id, pool);
+    let other = s.segments.iter().find(|g| g.address <= shared && shared < g.address + g.total_size).unwrap().clone();
+    assert_eq!(other.pool_id, PoolId(0, 0));
+    let v = decode(&Snapshot::from_devices(vec![s]));
+    let ids: Vec<_> =
+        v.at("segments").list().iter().map(|g| (g.at("address").int(), g.at("segment_pool_id").clone())).collect();
+    assert!(ids.contains(&(i128::from(p), Value::Tuple(vec![Value::Int(7), Value::Int(0)]))), "{ids:?}");
+    assert!(ids.contains(&(i128::from(other.address), Value::Tuple(vec![Value::Int(0), Value::Int(0)]))), "{ids:?}");
     a.free(p).unwrap();
+    a.free(shared).unwrap();
     a.release_pool(pool).unwrap();
+    // Released and wholly free: the segment is the shared cache's now.
+    let s = a.snapshot();
+    assert_eq!(s.segments.iter().find(|g| g.address == p).unwrap().pool_id, PoolId(0, 0));
     a.empty_cache().unwrap();
     assert!(actions(&a).contains(&(Action::SegmentFree, p, 20 * MIB, 0)));
 }

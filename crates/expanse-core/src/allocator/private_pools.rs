@@ -19,6 +19,10 @@
 //! released pool that still holds live blocks keeps its id: a new `begin`
 //! revives it, and its remaining segments are private again (PyTorch's
 //! `torch.compile` warm-up begins, ends and releases its pool each time).
+//! A `torch.cuda.MemPool` ends as PyTorch's does
+//! ([`DeviceAllocator::release_pool_and_empty_cache`]): at its last use
+//! its wholly free segments go back to the device rather than to the
+//! shared cache.
 //!
 //! While any pool is being allocated to (a capture is under way), `malloc`
 //! does not poll stream events: querying events is not allowed during a
@@ -188,6 +192,46 @@ impl DeviceAllocator {
         }
         self.drop_pool_if_empty(slot);
         Ok(())
+    }
+
+    /// PyTorch's `~MemPool` (`releasePool`, then `emptyCache` of that
+    /// pool): give back one use of `pool`, and if it was the last, return
+    /// the pool's wholly free segments to the device now instead of filing
+    /// them in the shared cache. Its segments with live blocks join the
+    /// shared cache as [`Self::release_pool`] says, when their last block
+    /// is freed (the next `empty_cache` returns them). While a capture is
+    /// under way nothing goes back to the device (no driver free is
+    /// allowed then): this is then [`Self::release_pool`].
+    pub fn release_pool_and_empty_cache(&mut self, pool: PoolId) -> Result<(), AllocError> {
+        self.settle();
+        let slot = self.pool_slot(pool, "release_pool_and_empty_cache")?;
+        if self.private.get(slot).use_count == 1 && !self.private.capturing() {
+            let free: Vec<BlockId> =
+                self.private.get(slot).pools.iter().flat_map(|p| p.free.iter().map(|k| k.block)).collect();
+            for id in free {
+                if !self.blocks.get(id).is_split() {
+                    self.release_block(id)?;
+                    self.private.get_mut(slot).segments -= 1;
+                }
+            }
+        }
+        self.release_pool(pool)
+    }
+
+    /// Uses of `pool` not yet given back (PyTorch's `getPoolUseCount`): 0
+    /// for a released pool whose segments still hold live blocks.
+    pub fn pool_use_count(&self, pool: PoolId) -> Result<u32, AllocError> {
+        let slot = self.pool_slot(pool, "pool_use_count")?;
+        Ok(self.private.get(slot).use_count)
+    }
+
+    /// The id of the pool block `b` belongs to: `PoolId(0, 0)` for the
+    /// shared pools (PyTorch's default pool in a snapshot).
+    pub(super) fn pool_id_of(&self, b: &Block) -> PoolId {
+        if b.private == 0 {
+            return PoolId(0, 0);
+        }
+        self.private.get(b.private).id.unwrap_or(PoolId(0, 0))
     }
 
     /// Record the events of freed block `id` (used on other streams), or,

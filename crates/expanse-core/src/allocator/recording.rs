@@ -63,6 +63,11 @@ impl DeviceAllocator {
         let head = self.blocks.get(first);
         let (stream, pool) = (head.stream, head.pool);
         let expandable = matches!(head.segment, SegmentRef::Expandable(_));
+        let pool_id = self.pool_id_of(head);
+        let segment = |run: Vec<BlockInfo>| SegmentInfo {
+            pool_id,
+            ..SegmentInfo::from_blocks(device, stream, pool, expandable, run)
+        };
         let mut run: Vec<BlockInfo> = Vec::new();
         let mut next = Some(first);
         while let Some(id) = next {
@@ -70,7 +75,7 @@ impl DeviceAllocator {
             next = b.next;
             if !b.mapped {
                 if !run.is_empty() {
-                    out.push(SegmentInfo::from_blocks(device, stream, pool, expandable, std::mem::take(&mut run)));
+                    out.push(segment(std::mem::take(&mut run)));
                 }
                 continue;
             }
@@ -85,7 +90,7 @@ impl DeviceAllocator {
             run.push(BlockInfo { address: b.addr, size: b.size, requested_size, state });
         }
         if !run.is_empty() {
-            out.push(SegmentInfo::from_blocks(device, stream, pool, expandable, run));
+            out.push(segment(run));
         }
     }
 }

@@ -172,7 +172,7 @@ impl DeviceAllocator {
     }
 
     /// Free the classic segment whose only block is `id`.
-    fn release_block(&mut self, id: BlockId) -> Result<(), AllocError> {
+    pub(super) fn release_block(&mut self, id: BlockId) -> Result<(), AllocError> {
         let b = self.blocks.get(id).clone();
         self.device.free(b.addr)?;
         self.remove_from_pool(id);
