@@ -2720,6 +2720,768 @@ def gnn_sampled_inference(rng):
             del hops, hop_edges, frontier, src, tgt, h
 
 
+# ------------------------------ held out, the tenth recording: eight families
+#
+# Eight more families the corpus did not have (DPO preference tuning against
+# a frozen reference, an RLHF loop of sampling, scoring and policy-gradient
+# updates in one process, LLaVA-style vision-language training, DETR
+# detection training, openai-whisper-style transcription with a growing KV
+# cache and beam search, hand-written paged-KV-cache LLM serving,
+# autoregressive image-token generation, torch.compile(dynamic=True)
+# vision serving), written as fresh held-out traces to judge the allocator's
+# frozen default: none was in view when its rules were chosen, and no
+# allocator figure was looked at while writing them.
+
+
+def _loguniform(rng, lo, hi):
+    """An integer drawn log-uniformly from lo..hi."""
+    return min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+
+
+def _token_logps(logits, ids, start=0):
+    """log p(ids[:, t]) under logits[:, t - 1] for t >= start + 1, as TRL gathers them: (B, L - 1 - start)."""
+    logp = logits[:, start:-1].float().log_softmax(-1)
+    return torch.gather(logp, 2, ids[:, start + 1 :, None])[..., 0]
+
+
+@workload("preference fine-tuning: DPO (sigmoid loss, beta 0.1) of an HF LlamaForCausalLM (hidden 1024, 12 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, activation checkpointing) against a frozen copy of it as the reference model, TRL-style: chosen and rejected rows concatenated into one forward, reference log-probabilities first under no_grad; 1-8 pairs per micro-batch, each a prompt of 16-512 tokens and two responses of 8-768 tokens (log-uniform), truncated to 1024 and right-padded to the longest, labels masked over prompt and padding; 2 micro-batches per step, 30 steps, gradient clipping, AdamW, bf16 autocast")
+def dpo_train(rng):
+    import copy
+
+    from transformers import LlamaForCausalLM
+
+    f = torch.nn.functional
+    cfg = llama_config(12, 4, 2048)
+    policy = LlamaForCausalLM(cfg).cuda().train()
+    policy.config.use_cache = False
+    ref = copy.deepcopy(policy).eval().requires_grad_(False)
+    policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    opt = torch.optim.AdamW(policy.parameters(), lr=5e-7, weight_decay=0.0)
+    for _ in range(30):
+        for _ in range(2):
+            pairs = [(_loguniform(rng, 16, 512), _loguniform(rng, 8, 768), _loguniform(rng, 8, 768)) for _ in range(rng.randint(1, 8))]
+            # (prompt, response) lengths: every chosen row, then every rejected one.
+            rows = [(p, min(c, 1024 - p)) for p, c, _ in pairs] + [(p, min(r, 1024 - p)) for p, _, r in pairs]
+            n = max(p + r for p, r in rows)
+            lengths = torch.tensor([p + r for p, r in rows])
+            prompts = torch.tensor([p for p, _ in rows])
+            pos = torch.arange(n)[None]
+            ids = torch.randint(1, cfg.vocab_size, (len(rows), n)) * (pos < lengths[:, None])
+            mask = (pos < lengths[:, None]).long()
+            keep = (pos >= prompts[:, None]) & (pos < lengths[:, None])  # the response tokens
+            ids, mask, keep = ids.cuda(non_blocking=True), mask.cuda(non_blocking=True), keep.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                with torch.no_grad():
+                    ref_logps = (_token_logps(ref(input_ids=ids, attention_mask=mask).logits, ids) * keep[:, 1:]).sum(-1)
+                logits = policy(input_ids=ids, attention_mask=mask).logits
+            logps = (_token_logps(logits, ids) * keep[:, 1:]).sum(-1)
+            chosen, rejected = (logps - ref_logps).chunk(2)
+            loss = -f.logsigmoid(0.1 * (chosen - rejected)).mean() / 2
+            loss.backward()
+            del ids, mask, keep, ref_logps, logits, logps, chosen, rejected, loss
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+
+@workload("RLHF in one process, RLOO-style (TRL's RLOOTrainer loop): a policy HF LlamaForCausalLM (hidden 1024, 12 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, fp32 weights), a frozen reference copy and a reward model (LlamaForSequenceClassification, 8 layers, one score, called as TRL calls it: backbone, then the score head at the last response token); 6 iterations of: 4-16 prompts of 32-384 tokens, left-padded, 4 completions each sampled by HF generate (temperature 0.7, 48-160 new tokens) under bf16 autocast, each cut at a random end of sequence and padded after it; old and reference log-probabilities and rewards in chunks of 16; per-token KL penalty, leave-one-out baselines, normalized advantages; then 2 epochs of clipped policy-gradient updates on shuffled mini-batches of 8 or 16 sequences, gradient clipping, AdamW, bf16 autocast")
+def rlhf_rloo(rng):
+    import copy
+
+    from transformers import LlamaForCausalLM, LlamaForSequenceClassification
+
+    cfg = llama_config(12, 4, 2048)
+    policy = LlamaForCausalLM(cfg).cuda()
+    ref = copy.deepcopy(policy).eval().requires_grad_(False)
+    rcfg = llama_config(8, 4, 2048)
+    rcfg.num_labels, rcfg.pad_token_id = 1, 0
+    reward = LlamaForSequenceClassification(rcfg).cuda().eval().requires_grad_(False)
+    opt = torch.optim.AdamW(policy.parameters(), lr=3e-6, eps=1e-5)
+    k, beta, clip = 4, 0.05, 0.2
+
+    def forward_logps(model, seq, mask, positions, p):
+        """Log-probabilities of the response tokens (positions p.. of seq) under model: (B, L - p)."""
+        logits = model(input_ids=seq, attention_mask=mask, position_ids=positions).logits
+        return _token_logps(logits, seq, p - 1)
+
+    for _ in range(6):
+        b, n = rng.choice([4, 8, 16]), rng.randint(48, 160)
+        plens = [rng.randint(32, 384) for _ in range(b)]
+        p = max(plens)
+        left = torch.tensor([p - x for x in plens])
+        prompt = torch.randint(1, cfg.vocab_size, (b, p)) * (torch.arange(p)[None] >= left[:, None])
+        prompt_mask = (prompt != 0).long()
+        prompt, prompt_mask = prompt.cuda(non_blocking=True), prompt_mask.cuda(non_blocking=True)
+        policy.eval()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            seq = policy.generate(
+                prompt, attention_mask=prompt_mask, do_sample=True, temperature=0.7, top_k=0, top_p=1.0,
+                max_new_tokens=n, min_new_tokens=n, num_return_sequences=k, pad_token_id=0,
+            )
+        # Each completion ends at its first end of sequence: the tokens after it become padding.
+        ends = torch.tensor([rng.randint(n // 4, n) for _ in range(b * k)], device="cuda")
+        live = torch.arange(n, device="cuda")[None] < ends[:, None]
+        seq[:, p:] *= live
+        mask = torch.cat([prompt_mask.repeat_interleave(k, 0), live.long()], 1)
+        positions = (mask.cumsum(1) - mask).clamp(min=0)
+        old, refl, scores = [], [], []
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            for i in range(0, b * k, 16):
+                s, m, q = seq[i : i + 16], mask[i : i + 16], positions[i : i + 16]
+                old.append(forward_logps(policy, s, m, q, p))
+                refl.append(forward_logps(ref, s, m, q, p))
+                h = reward.model(input_ids=s, attention_mask=m, position_ids=q).last_hidden_state
+                last = p + ends[i : i + 16] - 1
+                scores.append(reward.score(h[torch.arange(len(s), device="cuda"), last]).float()[:, 0])
+                del s, m, q, h, last
+            old, refl, scores = torch.cat(old), torch.cat(refl), torch.cat(scores)
+            kl = ((old - refl) * live).sum(1)
+            r = (scores - beta * kl).view(b, k)
+            adv = (r - (r.sum(1, keepdim=True) - r) / (k - 1)).flatten()
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            del kl, r
+        policy.train()
+        mb = rng.choice([8, 16])
+        for _ in range(2):
+            order = torch.randperm(b * k, device="cuda")
+            for i in range(0, b * k, mb):
+                idx = order[i : i + mb]
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    new = forward_logps(policy, seq[idx], mask[idx], positions[idx], p)
+                ratio = (new - old[idx]).exp()
+                a = adv[idx, None]
+                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - clip, 1 + clip))
+                loss = (pg * live[idx]).sum() / live[idx].sum()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                del idx, new, ratio, a, pg, loss
+            del order
+        del prompt, prompt_mask, seq, ends, live, mask, positions, old, refl, scores, adv
+
+
+@workload("vision-language instruction tuning, LLaVA-style: a frozen CLIP ViT-L/14 image tower at 336 px (HF CLIPVisionModel, 24 layers, width 1024, random init, bf16; the second-to-last layer's 576 patch features), a trained 2-layer GELU projector and a trained TinyLlama-sized HF LlamaForCausalLM (hidden 2048, 22 layers, GQA 32/4 heads, MLP 5632, vocab 32000, random init, activation checkpointing); samples of 0-4 images (most one) and 32-1536 text tokens (log-uniform), the image features spliced into the token embeddings sample by sample as LLaVA does, labels masked over images and the instruction, truncated to 4096 and right-padded to the longest; 4-16 samples per step capped at 16k tokens, 40 steps, gradient clipping, AdamW, bf16 autocast")
+def llava_train(rng):
+    from transformers import CLIPVisionConfig, CLIPVisionModel, LlamaConfig, LlamaForCausalLM
+
+    nn = torch.nn
+    vcfg = CLIPVisionConfig(
+        hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16, image_size=336, patch_size=14,
+    )
+    vision = CLIPVisionModel(vcfg).to("cuda", torch.bfloat16).eval().requires_grad_(False)
+    cfg = LlamaConfig(
+        hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4,
+        vocab_size=32000, max_position_embeddings=4096,
+    )
+    lm = LlamaForCausalLM(cfg).cuda().train()
+    lm.config.use_cache = False
+    lm.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    proj = nn.Sequential(nn.Linear(1024, 2048), nn.GELU(), nn.Linear(2048, 2048)).cuda()
+    params = [*proj.parameters(), *lm.parameters()]
+    opt = torch.optim.AdamW(params, lr=2e-5, weight_decay=0.0)
+    embed = lm.get_input_embeddings()
+    for _ in range(40):
+        samples, total = [], 0
+        for _ in range(rng.randint(4, 16)):
+            images, text = rng.choice([0, 1, 1, 1, 1, 1, 2, 3, 4]), _loguniform(rng, 32, 1536)
+            size = min(4096, 576 * images + text)
+            if samples and total + size > 16384:
+                break
+            # Where the images sit in the text, and how much of it is instruction (no loss).
+            samples.append((text, sorted(rng.randint(0, text // 2) for _ in range(images)), rng.randint(8, text // 2)))
+            total += size
+        count = sum(len(s[1]) for s in samples)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            feats = None
+            if count:
+                pixels = torch.randn(count, 3, 336, 336, device="cuda", dtype=torch.bfloat16)
+                with torch.no_grad():
+                    hidden = vision(pixel_values=pixels, output_hidden_states=True).hidden_states[-2][:, 1:]
+                feats = proj(hidden)
+                del pixels, hidden
+            seqs, labels, used = [], [], 0
+            for text, at, instruction in samples:
+                ids = torch.randint(1, cfg.vocab_size, (text,)).cuda(non_blocking=True)
+                lab = ids.clone()
+                lab[:instruction] = -100
+                tok = embed(ids)
+                parts, part_labels, prev = [], [], 0
+                for a in at:
+                    parts += [tok[prev:a], feats[used]]
+                    part_labels += [lab[prev:a], torch.full((576,), -100, device="cuda")]
+                    prev, used = a, used + 1
+                parts.append(tok[prev:])
+                part_labels.append(lab[prev:])
+                seqs.append(torch.cat(parts)[:4096])
+                labels.append(torch.cat(part_labels)[:4096])
+                del ids, lab, tok, parts, part_labels
+            n = max(len(s) for s in seqs)
+            mask = torch.zeros(len(seqs), n, dtype=torch.long, device="cuda")
+            for i, s in enumerate(seqs):
+                mask[i, : len(s)] = 1
+            x = torch.stack([torch.cat([s, s.new_zeros(n - len(s), s.shape[1])]) for s in seqs])
+            y = torch.stack([torch.cat([t, t.new_full((n - len(t),), -100)]) for t in labels])
+            del seqs, labels, feats
+            loss = lm(inputs_embeds=x, attention_mask=mask, labels=y).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del mask, x, y, loss
+
+
+class _DetrEncoderLayer(torch.nn.Module):
+    """DETR's post-norm encoder layer: the positions added to queries and keys of the self-attention."""
+
+    def __init__(self, d=256, heads=8, ff=2048):
+        super().__init__()
+        nn = torch.nn
+        self.attn = nn.MultiheadAttention(d, heads, dropout=0.1)
+        self.ff = nn.Sequential(nn.Linear(d, ff), nn.ReLU(), nn.Dropout(0.1), nn.Linear(ff, d))
+        self.n1, self.n2, self.drop = nn.LayerNorm(d), nn.LayerNorm(d), nn.Dropout(0.1)
+
+    def forward(self, src, pos, pad):
+        q = src + pos
+        src = self.n1(src + self.drop(self.attn(q, q, src, key_padding_mask=pad, need_weights=False)[0]))
+        return self.n2(src + self.drop(self.ff(src)))
+
+
+class _DetrDecoderLayer(torch.nn.Module):
+    """DETR's post-norm decoder layer: query self-attention, cross-attention to the image features, FFN."""
+
+    def __init__(self, d=256, heads=8, ff=2048):
+        super().__init__()
+        nn = torch.nn
+        self.self_attn = nn.MultiheadAttention(d, heads, dropout=0.1)
+        self.cross = nn.MultiheadAttention(d, heads, dropout=0.1)
+        self.ff = nn.Sequential(nn.Linear(d, ff), nn.ReLU(), nn.Dropout(0.1), nn.Linear(ff, d))
+        self.norms = nn.ModuleList([nn.LayerNorm(d) for _ in range(3)])
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, tgt, memory, pos, query_pos, pad):
+        n = self.norms
+        q = tgt + query_pos
+        tgt = n[0](tgt + self.drop(self.self_attn(q, q, tgt, need_weights=False)[0]))
+        a = self.cross(tgt + query_pos, memory + pos, memory, key_padding_mask=pad, need_weights=False)[0]
+        tgt = n[1](tgt + self.drop(a))
+        return n[2](tgt + self.drop(self.ff(tgt)))
+
+
+class _Detr(torch.nn.Module):
+    """DETR R50: a torchvision ResNet-50 with frozen BatchNorm (stem and layer1 frozen too), a 1x1
+    projection to 256, sine positions from the padding mask, 6 encoder and 6 decoder layers, 100
+    object queries, class (91 + no object) and box (3-layer MLP, sigmoid) heads on every decoder
+    layer's normalized output."""
+
+    def __init__(self, classes=91, queries=100, d=256):
+        super().__init__()
+        import torchvision
+
+        nn = torch.nn
+        r = torchvision.models.resnet50(norm_layer=torchvision.ops.FrozenBatchNorm2d)
+        self.backbone = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2, r.layer3, r.layer4)
+        for m in (r.conv1, r.layer1):
+            m.requires_grad_(False)
+        self.proj = nn.Conv2d(2048, d, 1)
+        self.enc = nn.ModuleList([_DetrEncoderLayer(d) for _ in range(6)])
+        self.dec = nn.ModuleList([_DetrDecoderLayer(d) for _ in range(6)])
+        self.dec_norm = nn.LayerNorm(d)
+        self.queries = nn.Embedding(queries, d)
+        self.cls = nn.Linear(d, classes + 1)
+        self.box = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4))
+
+    @staticmethod
+    def _sine(pad, half=128):
+        """DETR's PositionEmbeddingSine (normalized, temperature 10000) of a (B, H, W) padding mask: (B, 2 * half, H, W)."""
+        valid = ~pad
+        y, x = valid.cumsum(1, dtype=torch.float32), valid.cumsum(2, dtype=torch.float32)
+        y = y / (y[:, -1:, :] + 1e-6) * 2 * math.pi
+        x = x / (x[:, :, -1:] + 1e-6) * 2 * math.pi
+        dim = 10000 ** (2 * (torch.arange(half, device=pad.device) // 2) / half)
+        px, py = x[..., None] / dim, y[..., None] / dim
+        px = torch.stack([px[..., 0::2].sin(), px[..., 1::2].cos()], 4).flatten(3)
+        py = torch.stack([py[..., 0::2].sin(), py[..., 1::2].cos()], 4).flatten(3)
+        return torch.cat([py, px], 3).permute(0, 3, 1, 2)
+
+    def forward(self, images, pad):
+        feat = self.backbone(images)
+        pad = torch.nn.functional.interpolate(pad[None].float(), size=feat.shape[-2:])[0].bool()
+        pos = self._sine(pad).flatten(2).permute(2, 0, 1)  # (HW, B, d)
+        src = self.proj(feat).flatten(2).permute(2, 0, 1)
+        pad = pad.flatten(1)
+        for layer in self.enc:
+            src = layer(src, pos, pad)
+        query_pos = self.queries.weight[:, None].repeat(1, images.shape[0], 1)
+        tgt, outs = torch.zeros_like(query_pos), []
+        for layer in self.dec:
+            tgt = layer(tgt, src, pos, query_pos, pad)
+            outs.append(self.dec_norm(tgt))
+        h = torch.stack(outs).transpose(1, 2)  # (layers, B, queries, d)
+        return self.cls(h), self.box(h).sigmoid()
+
+
+def _box_xyxy(b):
+    cx, cy, w, h = b.unbind(-1)
+    return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], -1)
+
+
+def _match(cost, sizes):
+    """One assignment per image i of cost[i], a (queries, all targets) matrix on the host, over
+    its own targets: Hungarian (scipy's linear_sum_assignment) where scipy is installed, else
+    greedy by the cheapest pair."""
+    try:
+        from scipy.optimize import linear_sum_assignment
+    except ImportError:
+        linear_sum_assignment = None
+    out = []
+    for i, c in enumerate(cost.split(sizes, -1)):
+        c = c[i]
+        if linear_sum_assignment is not None:
+            rows, cols = linear_sum_assignment(c.numpy())
+        else:
+            c, rows, cols = c.clone(), [], []
+            for _ in range(c.shape[1]):
+                r, k = divmod(int(c.argmin()), c.shape[1])
+                rows.append(r)
+                cols.append(k)
+                c[r, :], c[:, k] = math.inf, math.inf
+        out.append((torch.as_tensor(rows, dtype=torch.long), torch.as_tensor(cols, dtype=torch.long)))
+    return out
+
+
+@workload("set-prediction detection training: DETR R50 (torchvision ResNet-50 with frozen BatchNorm, stem and layer1 frozen; 6+6 post-norm transformer layers of width 256 with sine positions; 100 object queries; 91 classes + no object; random init), images with a shorter side of 480-800 (step 32) and a longer side up to 1333 at random aspect, zero-padded to the batch's largest with a padding mask, batch 2-8 capped at 6M pixels, 1-30 boxes per image; Hungarian matching per image and decoder layer on the host (scipy if installed, else greedy), class (no-object weight 0.1), L1 x5 and GIoU x2 losses on all 6 decoder layers, 50 steps, gradient clipping 0.1, AdamW (backbone lr 1e-5), fp32")
+def detr_train(rng):
+    from torchvision.ops import generalized_box_iou
+
+    f = torch.nn.functional
+    model = _Detr().cuda().train()
+    backbone = [p for n, p in model.named_parameters() if n.startswith("backbone") and p.requires_grad]
+    rest = [p for n, p in model.named_parameters() if not n.startswith("backbone")]
+    opt = torch.optim.AdamW([{"params": rest}, {"params": backbone, "lr": 1e-5}], lr=1e-4, weight_decay=1e-4)
+    weight = torch.ones(92, device="cuda")
+    weight[-1] = 0.1
+    for _ in range(50):
+        sizes = []
+        for _ in range(rng.randint(2, 8)):
+            short = randint(rng, 480, 800, 32)
+            long = min(1333, int(short * rng.uniform(1.0, 2.0)))
+            sizes.append((short, long) if rng.random() < 0.5 else (long, short))
+            if sum(h * w for h, w in sizes) > 6_000_000 and len(sizes) > 2:
+                sizes.pop()
+                break
+        hh, ww = max(h for h, _ in sizes), max(w for _, w in sizes)
+        images = torch.zeros(len(sizes), 3, hh, ww, device="cuda")
+        pad = torch.ones(len(sizes), hh, ww, dtype=torch.bool, device="cuda")
+        boxes, labels = [], []
+        for i, (h, w) in enumerate(sizes):
+            images[i, :, :h, :w] = torch.randn(3, h, w, device="cuda")
+            pad[i, :h, :w] = False
+            n = rng.randint(1, 30)
+            boxes.append(torch.cat([torch.rand(n, 2) * 0.8 + 0.1, torch.rand(n, 2) * 0.2 + 0.02], 1).cuda(non_blocking=True))
+            labels.append(torch.randint(0, 91, (n,)).cuda(non_blocking=True))
+        counts = [len(x) for x in labels]
+        tgt_boxes, tgt_labels = torch.cat(boxes), torch.cat(labels)
+        logits, pred = model(images, pad)
+        loss = 0
+        for layer in range(6):
+            lg, pb = logits[layer], pred[layer]
+            with torch.no_grad():
+                prob = lg.flatten(0, 1).softmax(-1)
+                cost = (
+                    -prob[:, tgt_labels]
+                    + 5 * torch.cdist(pb.flatten(0, 1), tgt_boxes, p=1)
+                    - 2 * generalized_box_iou(_box_xyxy(pb.flatten(0, 1)), _box_xyxy(tgt_boxes))
+                )
+                cost = cost.view(len(sizes), 100, -1).cpu()
+            matched = _match(cost, counts)
+            batch = torch.cat([torch.full_like(r, i) for i, (r, _) in enumerate(matched)]).cuda(non_blocking=True)
+            src = torch.cat([r for r, _ in matched]).cuda(non_blocking=True)
+            tgt = torch.cat([c + sum(counts[:i]) for i, (_, c) in enumerate(matched)]).cuda(non_blocking=True)
+            classes = torch.full(lg.shape[:2], 91, dtype=torch.long, device="cuda")
+            classes[batch, src] = tgt_labels[tgt]
+            loss = loss + f.cross_entropy(lg.transpose(1, 2), classes, weight)
+            sb, tb = pb[batch, src], tgt_boxes[tgt]
+            loss = loss + 5 * f.l1_loss(sb, tb, reduction="sum") / len(tgt)
+            loss = loss + 2 * (1 - torch.diag(generalized_box_iou(_box_xyxy(sb), _box_xyxy(tb)))).sum() / len(tgt)
+            del lg, pb, prob, cost, matched, batch, src, tgt, classes, sb, tb
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del images, pad, boxes, labels, tgt_boxes, tgt_labels, logits, pred, loss
+
+
+class _WLayerNorm(torch.nn.LayerNorm):
+    """openai-whisper's LayerNorm: computed in fp32, cast back."""
+
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class _WAttn(torch.nn.Module):
+    """openai-whisper's attention (query, value and output biased, key not). With a cache (a dict),
+    self-attention appends this call's keys and values to the cached ones by concatenation; cross-
+    attention computes the audio's keys and values on its first call and reuses them after."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        nn = torch.nn
+        self.query, self.key, self.value, self.out = nn.Linear(d, d), nn.Linear(d, d, bias=False), nn.Linear(d, d), nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x, xa=None, cache=None):
+        q = self.query(x)
+        if xa is not None and cache is not None and self in cache:
+            k, v = cache[self]
+        else:
+            k, v = self.key(x if xa is None else xa), self.value(x if xa is None else xa)
+            if cache is not None:
+                if xa is None and self in cache:
+                    k, v = torch.cat([cache[self][0], k], 1), torch.cat([cache[self][1], v], 1)
+                cache[self] = (k, v)
+        causal = xa is None and q.shape[1] > 1
+        return self.out(_mha(q, k, v, self.heads, is_causal=causal))
+
+
+class _WBlock(torch.nn.Module):
+    def __init__(self, d, heads, cross):
+        super().__init__()
+        nn = torch.nn
+        self.attn, self.attn_ln = _WAttn(d, heads), _WLayerNorm(d)
+        self.cross, self.cross_ln = (_WAttn(d, heads), _WLayerNorm(d)) if cross else (None, None)
+        self.mlp, self.mlp_ln = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)), _WLayerNorm(d)
+
+    def forward(self, x, xa=None, cache=None):
+        x = x + self.attn(self.attn_ln(x), cache=cache)
+        if self.cross is not None:
+            x = x + self.cross(self.cross_ln(x), xa, cache=cache)
+        return x + self.mlp(self.mlp_ln(x))
+
+
+class _Whisper(torch.nn.Module):
+    """openai-whisper's model at the 'small' size: 80 log-mel bins x 3000 frames (30 s) through two
+    convolutions (the second of stride 2) and sinusoidal positions into 12 encoder blocks of width
+    768; a 12-block decoder over 51865 tokens with learned positions (448) and cross-attention;
+    logits against the token embedding."""
+
+    def __init__(self, d=768, heads=12, layers=12, vocab=51865, text_ctx=448):
+        super().__init__()
+        nn = torch.nn
+        self.conv1, self.conv2 = nn.Conv1d(80, d, 3, padding=1), nn.Conv1d(d, d, 3, stride=2, padding=1)
+        t = torch.exp(-math.log(10000) / (d // 2 - 1) * torch.arange(d // 2))[None] * torch.arange(1500)[:, None]
+        self.register_buffer("audio_pos", torch.cat([t.sin(), t.cos()], 1))
+        self.enc = nn.ModuleList([_WBlock(d, heads, False) for _ in range(layers)])
+        self.enc_ln = _WLayerNorm(d)
+        self.tok = nn.Embedding(vocab, d)
+        self.text_pos = nn.Parameter(torch.randn(text_ctx, d) * 0.01)
+        self.dec = nn.ModuleList([_WBlock(d, heads, True) for _ in range(layers)])
+        self.dec_ln = _WLayerNorm(d)
+
+    def encode(self, mel):
+        f = torch.nn.functional
+        x = f.gelu(self.conv2(f.gelu(self.conv1(mel)))).permute(0, 2, 1)
+        x = (x + self.audio_pos).to(x.dtype)
+        for blk in self.enc:
+            x = blk(x)
+        return self.enc_ln(x)
+
+    def decode(self, tokens, audio, cache, offset):
+        x = self.tok(tokens) + self.text_pos[offset : offset + tokens.shape[1]]
+        for blk in self.dec:
+            x = blk(x, audio, cache)
+        return (self.dec_ln(x) @ self.tok.weight.to(x.dtype).t()).float()
+
+
+@workload("speech transcription inference, openai-whisper-style: a Whisper-small-sized model (12+12 layers, width 768, vocab 51865, random init) in fp16 (layer norms in fp32) under inference_mode; 14 requests, each a recording of 5 s to 8 min cut into 30-s windows (the last padded with silence; 80 log-mel bins x 3000 frames each), up to 16 windows a batch; the 4-token start sequence, then greedy or 5-beam search (beams kept as rows, the audio features repeated per beam) for 2-4.5 tokens per second of the longest window's speech (at most 224), with suppressed tokens masked; a KV cache grown by concatenation at every token, every cached key and value (cross-attention's too) re-gathered by the beams' sources at each beam step, as openai-whisper's decoder does; tokens copied back")
+def whisper_generate(rng):
+    model = _Whisper().to("cuda", torch.half).eval()
+    for m in model.modules():
+        if isinstance(m, _WLayerNorm):
+            m.float()
+    suppress = torch.tensor(sorted(rng.sample(range(50257), 88)) + [50257, 50358, 50359, 50360, 50361], device="cuda")
+    sot = torch.tensor([50258, 50259, 50359, 50363], device="cuda")  # start, English, transcribe, no timestamps
+    with torch.inference_mode():
+        for _ in range(14):
+            seconds = rng.uniform(5, 480)
+            windows = [min(30.0, seconds - 30 * i) for i in range(math.ceil(seconds / 30))]
+            for i in range(0, len(windows), 16):
+                batch = windows[i : i + 16]
+                m, beams = len(batch), rng.choice([1, 5])
+                n = min(224, int(max(batch) * rng.uniform(2, 4.5)) + 1)
+                mel = torch.randn(m, 80, 3000, device="cuda", dtype=torch.half)
+                for j, s in enumerate(batch):
+                    mel[j, :, int(s * 100) :] = -1.5  # the padded silence
+                audio = model.encode(mel).repeat_interleave(beams, 0)
+                tokens = sot.repeat(m * beams, 1)
+                scores = torch.zeros(m, beams, device="cuda")
+                cache = {}
+                for t in range(n):
+                    logits = model.decode(tokens if t == 0 else tokens[:, -1:], audio, cache, 0 if t == 0 else tokens.shape[1] - 1)[:, -1]
+                    logits[:, suppress] = -math.inf
+                    if beams == 1:
+                        tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], 1)
+                    else:
+                        logp = logits.log_softmax(-1).view(m, beams, -1)
+                        if t == 0:
+                            logp[:, 1:] = -math.inf  # all beams start as one
+                        top = (scores[:, :, None] + logp).flatten(1).topk(beams)
+                        scores = top.values
+                        source = (torch.arange(m, device="cuda")[:, None] * beams + top.indices // logp.shape[-1]).flatten()
+                        tokens = torch.cat([tokens[source], (top.indices % logp.shape[-1]).flatten()[:, None]], 1)
+                        for key, (k, v) in cache.items():
+                            cache[key] = (k[source], v[source])
+                        del logp, top, source
+                    del logits
+                best = tokens.view(m, beams, -1)[torch.arange(m, device="cuda"), scores.argmax(1)]
+                best[:, 4:].cpu()
+                del mel, audio, tokens, scores, cache, best
+
+
+@workload("LLM serving with a paged KV cache, vLLM-style, written by hand (no HF generate): the weights of an HF LlamaForCausalLM (hidden 2048, 16 layers, GQA 16/4 heads of 128, MLP 5632, vocab 32000: 0.86B, random init) in bf16 under inference_mode, run by a hand-written forward; one KV pool preallocated at start (3072 blocks of 16 tokens for all layers, 1.6 GB), per-request block tables, a free-block list; 0-2 requests arrive per step (0.3 on average; prompt 16-2000 tokens log-uniform, 16-512 new tokens); a step either prefills the waiting requests that fit (at most 8192 prompt tokens and 64 running; one flattened batch for the projections and MLP, causal attention per request, K and V scattered into the pool by slot) or decodes one token for every running request (K and V written to their slots, each request's blocks gathered through the padded block table for a length-masked attention); a request needing a block when none is free preempts the latest admitted one (its blocks freed, recomputed later with what it generated); greedy tokens copied back every step; 800 steps")
+def paged_kv_serving(rng):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        hidden_size=2048, intermediate_size=5632, num_hidden_layers=16, num_attention_heads=16, num_key_value_heads=4,
+        vocab_size=32000, max_position_embeddings=4096,
+    )
+    lm = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
+    layers, heads, kv_heads = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.num_key_value_heads
+    dh, bs, blocks = cfg.hidden_size // heads, 16, 3072
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    inv = 1.0 / 10000 ** (torch.arange(0, dh, 2, device="cuda").float() / dh)
+    angles = torch.arange(4096, device="cuda").float()[:, None] * inv
+    cos, sin = (torch.cat([a, a], -1).to(torch.bfloat16) for a in (angles.cos(), angles.sin()))
+    pool = torch.zeros(layers, 2, blocks * bs, kv_heads, dh, device="cuda", dtype=torch.bfloat16)
+    free = list(range(blocks))
+
+    def forward(ids, positions, attend):
+        """Last hidden states of the flattened new tokens ids (T,) at positions (T,)."""
+        x = lm.model.embed_tokens(ids)
+        c, s = cos[positions][:, None], sin[positions][:, None]
+        for i, layer in enumerate(lm.model.layers):
+            a = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = _rope(a.q_proj(h).view(-1, heads, dh), c, s)
+            k = _rope(a.k_proj(h).view(-1, kv_heads, dh), c, s)
+            x = x + a.o_proj(attend(i, q, k, a.v_proj(h).view(-1, kv_heads, dh)).flatten(1))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return lm.model.norm(x)
+
+    class Request:
+        def __init__(self, prompt, new):
+            self.tokens, self.prompt, self.left, self.blocks = prompt, len(prompt), new, []
+
+    waiting, running = [], []
+    with torch.inference_mode():
+        for _ in range(800):
+            for _ in range(rng.choice([0, 0, 0, 0, 0, 0, 0, 0, 1, 2])):
+                waiting.append(Request([rng.randrange(cfg.vocab_size) for _ in range(_loguniform(rng, 16, 2000))], rng.randint(16, 512)))
+            admitted, budget = [], 8192
+            while waiting and len(running) + len(admitted) < 64 and len(waiting[0].tokens) <= budget:
+                need = -(-(len(waiting[0].tokens) + 1) // bs)
+                if need > len(free):
+                    break
+                r = waiting.pop(0)
+                r.blocks, free[:] = free[:need], free[need:]
+                budget -= len(r.tokens)
+                admitted.append(r)
+            if admitted:
+                lens = [len(r.tokens) for r in admitted]
+                ids = torch.tensor([t for r in admitted for t in r.tokens]).to("cuda", non_blocking=True)
+                positions = torch.cat([torch.arange(n) for n in lens]).to("cuda", non_blocking=True)
+                slots = torch.tensor([r.blocks[j // bs] * bs + j % bs for r in admitted for j in range(len(r.tokens))])
+                slots = slots.to("cuda", non_blocking=True)
+
+                def prefill(i, q, k, v):
+                    pool[i, 0, slots], pool[i, 1, slots] = k, v
+                    outs = []
+                    for qq, kk, vv in zip(q.split(lens), k.split(lens), v.split(lens)):
+                        t = lambda z: z.transpose(0, 1)[None]
+                        outs.append(sdpa(t(qq), t(kk), t(vv), is_causal=True, enable_gqa=True)[0].transpose(0, 1))
+                    return torch.cat(outs)
+
+                h = forward(ids, positions, prefill)
+                last = torch.tensor(lens).cumsum(0).to("cuda", non_blocking=True) - 1
+                for r, t in zip(admitted, lm.lm_head(h[last]).argmax(-1).tolist()):
+                    r.tokens.append(t)
+                    r.left -= 1
+                running += admitted
+                del ids, positions, slots, h, last
+            elif running:
+                # Every running request needs a slot for the token it decodes now.
+                for r in list(running):
+                    if r in running and len(r.tokens) > len(r.blocks) * bs:
+                        while not free and running[-1] is not r:
+                            victim = running.pop()
+                            free += victim.blocks
+                            victim.blocks = []
+                            waiting.insert(0, victim)
+                        if not free:
+                            running.remove(r)
+                            free += r.blocks
+                            r.blocks = []
+                            waiting.insert(0, r)
+                            continue
+                        r.blocks.append(free.pop())
+                if not running:
+                    continue
+                lens = [len(r.tokens) for r in running]
+                width = max(len(r.blocks) for r in running)
+                table = torch.tensor([r.blocks + [0] * (width - len(r.blocks)) for r in running]).to("cuda", non_blocking=True)
+                ids = torch.tensor([r.tokens[-1] for r in running]).to("cuda", non_blocking=True)
+                pos = torch.tensor(lens).to("cuda", non_blocking=True) - 1
+                slots = table.gather(1, (pos // bs)[:, None])[:, 0] * bs + pos % bs
+                span = (table[:, :, None] * bs + torch.arange(bs, device="cuda")).flatten(1)  # (B, width * bs)
+                visible = (torch.arange(width * bs, device="cuda")[None] <= pos[:, None])[:, None, None]
+
+                def decode(i, q, k, v):
+                    pool[i, 0, slots], pool[i, 1, slots] = k, v
+                    kk, vv = pool[i, 0][span].transpose(1, 2), pool[i, 1][span].transpose(1, 2)  # (B, kv_heads, L, dh)
+                    return sdpa(q[:, :, None], kk, vv, attn_mask=visible, enable_gqa=True)[:, :, 0]
+
+                h = forward(ids, pos, decode)
+                for r, t in zip(running, lm.lm_head(h).argmax(-1).tolist()):
+                    r.tokens.append(t)
+                    r.left -= 1
+                del table, ids, pos, slots, span, visible, h
+            for r in [r for r in running if r.left <= 0]:
+                running.remove(r)
+                free += r.blocks
+
+
+class _ArBlock(torch.nn.Module):
+    """A LlamaGen-style block (RMSNorm, fused QKV, rotary positions applied as a complex product,
+    SwiGLU MLP) decoding against a static KV cache (batch, heads, max length, head dim) that it
+    writes at the given positions, attending over the whole cache under a mask."""
+
+    def __init__(self, d=768, heads=12, ff=2048):
+        super().__init__()
+        nn = torch.nn
+        self.n1, self.n2 = nn.RMSNorm(d, eps=1e-5), nn.RMSNorm(d, eps=1e-5)
+        self.qkv, self.o = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+        self.w1, self.w3, self.w2 = nn.Linear(d, ff, bias=False), nn.Linear(d, ff, bias=False), nn.Linear(ff, d, bias=False)
+        self.heads = heads
+
+    @staticmethod
+    def _rotate(x, freqs):
+        z = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+        return torch.view_as_real(z * freqs).flatten(-2).type_as(x)
+
+    def forward(self, x, freqs, cache, pos, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.heads, -1).unbind(2)
+        q, k = self._rotate(q, freqs), self._rotate(k, freqs)
+        cache[0].index_copy_(2, pos, k.transpose(1, 2))
+        cache[1].index_copy_(2, pos, v.transpose(1, 2))
+        a = torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2), cache[0], cache[1], attn_mask=mask)
+        x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+        h = self.n2(x)
+        return x + self.w2(torch.nn.functional.silu(self.w1(h)) * self.w3(h))
+
+
+class _VqDecoder(torch.nn.Module):
+    """A VQGAN decoder as in LlamaGen's VQ-16 (random weights): 8-dim codes, a 1x1 conv to 256, a conv
+    to 512, a mid-block of two ResBlocks around attention, five levels of three ResBlocks (512-256-256-
+    128-128 channels) with four nearest 2x upsamplings and a conv between them, GroupNorm, SiLU, RGB:
+    16x the token grid."""
+
+    def __init__(self, ch=(512, 256, 256, 128, 128)):
+        super().__init__()
+        nn = torch.nn
+        self.post_quant, self.inp = nn.Conv2d(8, 256, 1), nn.Conv2d(256, ch[0], 3, padding=1)
+        self.mid = nn.Sequential(_VaeResBlock(ch[0], ch[0]), _VaeAttn(ch[0]), _VaeResBlock(ch[0], ch[0]))
+        levels, c = [], ch[0]
+        for i, co in enumerate(ch):
+            blocks = [_VaeResBlock(c if j == 0 else co, co) for j in range(3)]
+            if i < len(ch) - 1:
+                blocks += [nn.Upsample(scale_factor=2.0, mode="nearest"), nn.Conv2d(co, co, 3, padding=1)]
+            levels.append(nn.Sequential(*blocks))
+            c = co
+        self.up = nn.Sequential(*levels)
+        self.out = nn.Sequential(nn.GroupNorm(32, c, eps=1e-6), nn.SiLU(), nn.Conv2d(c, 3, 3, padding=1))
+
+    def forward(self, z):
+        return self.out(self.up(self.mid(self.inp(self.post_quant(z)))))
+
+
+@workload("autoregressive image generation, LlamaGen-style (inference): a class-conditional GPT-B over VQ tokens (12 layers, width 768, 12 heads, SwiGLU 2048, 2D rotary positions, vocab 16384, 1000 classes + a null class; random weights) and a VQGAN decoder (codebook 16384 x 8, 16x upsampling, 128-512 channels), both bf16 under inference_mode; requests of batch 1-16 at a token grid of 16, 24 or 32 (256-1024 tokens, 256-512 px) until 2600 decoding steps in all; per request a static KV cache and causal mask sized to the request (batch doubled for classifier-free guidance, scale 4), the class token prefilled, then one token per step: logits of the conditional and unconditional halves mixed, top-k 2000 sampling, the token fed to both halves; codes looked up, normalized and decoded to uint8 pixels copied back")
+def vq_image_gen(rng):
+    f = torch.nn.functional
+    nn = torch.nn
+    d, heads, layers, vocab = 768, 12, 12, 16384
+    dh = d // heads
+    tok, cls = nn.Embedding(vocab, d), nn.Embedding(1001, d)
+    blocks = nn.ModuleList([_ArBlock(d, heads) for _ in range(layers)])
+    norm, head = nn.RMSNorm(d, eps=1e-5), nn.Linear(d, vocab, bias=False)
+    gpt = nn.ModuleList([tok, cls, blocks, norm, head]).to("cuda", torch.bfloat16).eval()
+    codebook = f.normalize(torch.randn(vocab, 8, device="cuda"), dim=-1).to(torch.bfloat16)
+    vq = _VqDecoder().to("cuda", torch.bfloat16).eval()
+
+    def rope_2d(grid):
+        """The rotary factors of the class token (none) and of each grid position: half the pairs by row, half by column."""
+        inv = 1.0 / 10000 ** (torch.arange(0, dh // 2, 2, device="cuda").float() / (dh // 2))
+        t = torch.arange(grid, device="cuda").float()[:, None] * inv
+        rows, cols = t[:, None].expand(grid, grid, -1), t[None].expand(grid, grid, -1)
+        angles = torch.cat([rows, cols], -1).flatten(0, 1)
+        angles = torch.cat([torch.zeros_like(angles[:1]), angles])
+        return torch.polar(torch.ones_like(angles), angles)
+
+    steps = 0
+    with torch.inference_mode():
+        while steps < 2600:
+            b, grid = rng.randint(1, 16), rng.choice([16, 16, 24, 32])
+            n = grid * grid
+            freqs = rope_2d(grid)[:, None]  # (1 + n, 1, dh / 2)
+            cache = [torch.zeros(2, 2 * b, heads, n + 1, dh, device="cuda", dtype=torch.bfloat16) for _ in range(layers)]
+            causal = torch.ones(n + 1, n + 1, dtype=torch.bool, device="cuda").tril()
+            labels = torch.randint(0, 1000, (b,), device="cuda")
+            x = cls(torch.cat([labels, torch.full_like(labels, 1000)]))[:, None]
+            out = torch.empty(b, n, dtype=torch.long, device="cuda")
+            for i in range(n):
+                pos = torch.tensor([i], device="cuda")
+                mask = causal[None, None, pos]
+                for blk, c in zip(blocks, cache):
+                    x = blk(x, freqs[pos], c, pos, mask)
+                cond, uncond = head(norm(x[:, -1])).float().chunk(2)
+                logits = uncond + 4.0 * (cond - uncond)
+                logits[logits < logits.topk(2000).values[:, -1:]] = -math.inf
+                nxt = torch.multinomial(logits.softmax(-1), 1)
+                out[:, i] = nxt[:, 0]
+                x = tok(torch.cat([nxt, nxt]))
+                del pos, mask, cond, uncond, logits, nxt
+            steps += n
+            z = codebook[out].view(b, grid, grid, 8).permute(0, 3, 1, 2)
+            pixels = ((vq(z).float().clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+            pixels.cpu()
+            del freqs, cache, causal, labels, x, out, z, pixels
+
+
+@workload("compiled vision serving: torchvision ResNet-50 (random init, bf16, channels-last) under torch.compile(dynamic=True) (default mode) with the preprocessing and top-5 in the compiled function, under inference_mode; 3000 requests of 1-128 images (log-uniform: most small) at 224 px, or one time in five at 288, 320 or 384 px, uint8 images copied from a pinned host buffer, normalized on the device, top-5 classes and scores copied back")
+def compiled_vision_serving(rng):
+    import torchvision
+
+    model = torchvision.models.resnet50().to("cuda", torch.bfloat16).to(memory_format=torch.channels_last).eval()
+    mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1) * 255
+    host = torch.randint(0, 256, (128 * 3 * 384 * 384,), dtype=torch.uint8).pin_memory()
+
+    def serve(images):
+        x = ((images.float() - mean) / std).to(torch.bfloat16).contiguous(memory_format=torch.channels_last)
+        return model(x).float().softmax(-1).topk(5)
+
+    compiled = torch.compile(serve, dynamic=True)
+    with torch.inference_mode():
+        for _ in range(3000):
+            b = min(128, int(2 ** rng.uniform(0, 7.1)))
+            r = 224 if rng.random() < 0.8 else rng.choice([288, 320, 384])
+            images = host[: b * 3 * r * r].view(b, 3, r, r).to("cuda", non_blocking=True)
+            scores, classes = compiled(images)
+            scores.cpu(), classes.cpu()
+            del images, scores, classes
+
+
 # ----------------------------------------------------------------- recording
 
 

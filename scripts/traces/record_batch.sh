@@ -5,7 +5,7 @@
 #
 #     bash scripts/traces/record_batch.sh TAG NAME...
 #
-# (record_new5.sh to record_new9.sh name the batches of 2026-11-30).
+# (record_new5.sh to record_new10.sh name the batches of 2026-11-30).
 # 1. records them three at a time (REC_JOBS), 300 s each at most (REC_LIMIT), the whole
 #    step cut at 330 s (REC_STEP) (scripts/traces/record_corpus.sh record) into $OUT/corpus;
 # 2. replays each trace that came out through PyTorch's three allocators
