@@ -2784,7 +2784,7 @@ def dpo_train(rng):
         opt.zero_grad(set_to_none=True)
 
 
-@workload("RLHF in one process, RLOO-style (TRL's RLOOTrainer loop): a policy HF LlamaForCausalLM (hidden 1024, 12 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, fp32 weights), a frozen reference copy and a reward model (LlamaForSequenceClassification, 8 layers, one score, called as TRL calls it: backbone, then the score head at the last response token); 8 iterations of: 4-16 prompts of 32-384 tokens, left-padded, 4 completions each sampled by HF generate (temperature 0.7, 48-160 new tokens) under bf16 autocast, each cut at a random end of sequence and padded after it; old and reference log-probabilities and rewards in chunks of 16; per-token KL penalty, leave-one-out baselines, normalized advantages; then 2 epochs of clipped policy-gradient updates on shuffled mini-batches of 8 or 16 sequences, gradient clipping, AdamW, bf16 autocast")
+@workload("RLHF in one process, RLOO-style (TRL's RLOOTrainer loop): a policy HF LlamaForCausalLM (hidden 1024, 12 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, fp32 weights), a frozen reference copy and a reward model (LlamaForSequenceClassification, 8 layers, one score, called as TRL calls it: backbone, then the score head at the last response token); 6 iterations of: 4-16 prompts of 32-384 tokens, left-padded, 4 completions each sampled by HF generate (temperature 0.7, 48-160 new tokens) under bf16 autocast, each cut at a random end of sequence and padded after it; old and reference log-probabilities and rewards in chunks of 16; per-token KL penalty, leave-one-out baselines, normalized advantages; then 2 epochs of clipped policy-gradient updates on shuffled mini-batches of 8 or 16 sequences, gradient clipping, AdamW, bf16 autocast")
 def rlhf_rloo(rng):
     import copy
 
@@ -2804,7 +2804,7 @@ def rlhf_rloo(rng):
         logits = model(input_ids=seq, attention_mask=mask, position_ids=positions).logits
         return _token_logps(logits, seq, p - 1)
 
-    for _ in range(8):
+    for _ in range(6):
         b, n = rng.choice([4, 8, 16]), rng.randint(48, 160)
         plens = [rng.randint(32, 384) for _ in range(b)]
         p = max(plens)
@@ -3193,7 +3193,7 @@ class _Whisper(torch.nn.Module):
         return (self.dec_ln(x) @ self.tok.weight.to(x.dtype).t()).float()
 
 
-@workload("speech transcription inference, openai-whisper-style: a Whisper-small-sized model (12+12 layers, width 768, vocab 51865, random init) in fp16 (layer norms in fp32) under inference_mode; 14 requests, each a recording of 5 s to 8 min cut into 30-s windows (the last zero-padded, 80 log-mel bins x 3000 frames each), up to 16 windows a batch; the 4-token start sequence, then greedy or 5-beam search (beams kept as rows, the audio features repeated per beam) for 2-4.5 tokens per second of the longest window's speech (at most 224), with suppressed tokens masked; a KV cache grown by concatenation at every token, every cached key and value (cross-attention's too) re-gathered by the beams' sources at each beam step, as openai-whisper's decoder does; tokens copied back")
+@workload("speech transcription inference, openai-whisper-style: a Whisper-small-sized model (12+12 layers, width 768, vocab 51865, random init) in fp16 (layer norms in fp32) under inference_mode; 14 requests, each a recording of 5 s to 8 min cut into 30-s windows (the last padded with silence; 80 log-mel bins x 3000 frames each), up to 16 windows a batch; the 4-token start sequence, then greedy or 5-beam search (beams kept as rows, the audio features repeated per beam) for 2-4.5 tokens per second of the longest window's speech (at most 224), with suppressed tokens masked; a KV cache grown by concatenation at every token, every cached key and value (cross-attention's too) re-gathered by the beams' sources at each beam step, as openai-whisper's decoder does; tokens copied back")
 def whisper_generate(rng):
     model = _Whisper().to("cuda", torch.half).eval()
     for m in model.modules():
@@ -3458,14 +3458,14 @@ def vq_image_gen(rng):
             del freqs, cache, causal, labels, x, out, z, pixels
 
 
-@workload("compiled vision serving: torchvision ResNet-50 (random init, bf16, channels-last) under torch.compile(dynamic=True) (default mode) with the preprocessing and top-5 in the compiled function, under inference_mode; 3000 requests of 1-64 images (most small) at 224 px, or one time in five at 288 or 320 px, uint8 images copied from a pinned host buffer, normalized on the device, top-5 classes and scores copied back")
+@workload("compiled vision serving: torchvision ResNet-50 (random init, bf16, channels-last) under torch.compile(dynamic=True) (default mode) with the preprocessing and top-5 in the compiled function, under inference_mode; 3000 requests of 1-128 images (log-uniform: most small) at 224 px, or one time in five at 288, 320 or 384 px, uint8 images copied from a pinned host buffer, normalized on the device, top-5 classes and scores copied back")
 def compiled_vision_serving(rng):
     import torchvision
 
     model = torchvision.models.resnet50().to("cuda", torch.bfloat16).to(memory_format=torch.channels_last).eval()
     mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1) * 255
     std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1) * 255
-    host = torch.randint(0, 256, (64 * 3 * 320 * 320,), dtype=torch.uint8).pin_memory()
+    host = torch.randint(0, 256, (128 * 3 * 384 * 384,), dtype=torch.uint8).pin_memory()
 
     def serve(images):
         x = ((images.float() - mean) / std).to(torch.bfloat16).contiguous(memory_format=torch.channels_last)
@@ -3474,8 +3474,8 @@ def compiled_vision_serving(rng):
     compiled = torch.compile(serve, dynamic=True)
     with torch.inference_mode():
         for _ in range(3000):
-            b = min(64, int(2 ** rng.uniform(0, 6.1)))
-            r = 224 if rng.random() < 0.8 else rng.choice([288, 320])
+            b = min(128, int(2 ** rng.uniform(0, 7.1)))
+            r = 224 if rng.random() < 0.8 else rng.choice([288, 320, 384])
             images = host[: b * 3 * r * r].view(b, 3, r, r).to("cuda", non_blocking=True)
             scores, classes = compiled(images)
             scores.cpu(), classes.cpu()
