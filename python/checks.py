@@ -25,6 +25,18 @@ def torch_or_skip():
     return torch
 
 
+def torch_with_extension_or_skip():
+    """PyTorch built with CUDA and a C++ compiler to build expanse's
+    extension against it, or exit 0 after printing SKIPPED."""
+    torch = torch_or_skip()
+    from torch.utils import cpp_extension
+
+    if not torch.version.cuda or cpp_extension.get_cxx_compiler() is None:
+        print("SKIPPED: PyTorch without CUDA, or no C++ compiler")
+        sys.exit(0)
+    return torch
+
+
 def test(fn):
     global passed, failed
     try:

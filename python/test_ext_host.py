@@ -21,12 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 
 checks.host_backend()
-torch = checks.torch_or_skip()
-from torch.utils import cpp_extension  # noqa: E402
-
-if not torch.version.cuda or cpp_extension.get_cxx_compiler() is None:
-    print("SKIPPED: PyTorch without CUDA, or no C++ compiler")
-    sys.exit(0)
+torch = checks.torch_with_extension_or_skip()
 
 import expanse_compat  # noqa: E402
 import expanse_torch as ex  # noqa: E402
