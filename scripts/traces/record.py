@@ -2480,6 +2480,20 @@ def _rope(x, cos, sin):
     return x * cos + torch.cat([-b, a], -1) * sin
 
 
+def _llama_layers(lm, x, c, s, heads, kv_heads, dh, attend):
+    """The final hidden states of x (T, hidden) through an HF Llama's decoder layers, run by hand:
+    rotary cos c and sin s (T, 1, dh); attend(layer, q, k, v) keeps k, v and returns the attention
+    output (T, heads, dh)."""
+    for i, layer in enumerate(lm.model.layers):
+        a = layer.self_attn
+        h = layer.input_layernorm(x)
+        q = _rope(a.q_proj(h).view(-1, heads, dh), c, s)
+        k = _rope(a.k_proj(h).view(-1, kv_heads, dh), c, s)
+        x = x + a.o_proj(attend(i, q, k, a.v_proj(h).view(-1, kv_heads, dh)).flatten(1))
+        x = x + layer.mlp(layer.post_attention_layernorm(x))
+    return lm.model.norm(x)
+
+
 @workload("LLM serving with hand-written continuous batching (no HF generate): the weights of an HF LlamaForCausalLM (hidden 1024, 24 layers, GQA 16/4 heads, MLP 2816, vocab 32000: 0.34B, random init) run by a hand-written forward in bf16 under inference_mode; 0-2 requests arrive per step (prompt 16-1500, 8-256 new tokens), admitted up to 32 running and 4096 prompt tokens a step; each step prefills the newly admitted one by one, then decodes one token for every running request (batched projections and MLP, attention per request), greedy tokens copied back; one KV buffer per request for all layers, sized to the prompt rounded up to 128, reallocated at twice the size and copied when full, freed when its request ends; 400 steps")
 def llm_continuous_batching(rng):
     from transformers import LlamaForCausalLM
@@ -2494,14 +2508,7 @@ def llm_continuous_batching(rng):
         """The final hidden states of x (T, 1024), T new tokens at `positions`; attend(layer, q, k, v)
         writes k, v to the caches and returns the attention output (T, heads, dh)."""
         c, s = cos[positions][:, None], sin[positions][:, None]
-        for i, layer in enumerate(lm.model.layers):
-            a = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = _rope(a.q_proj(h).view(-1, heads, dh), c, s)
-            k = _rope(a.k_proj(h).view(-1, kv_heads, dh), c, s)
-            x = x + a.o_proj(attend(i, q, k, a.v_proj(h).view(-1, kv_heads, dh)).flatten(1))
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return lm.model.norm(x)
+        return _llama_layers(lm, x, c, s, heads, kv_heads, dh, attend)
 
     def decode(i, q, k, v):
         outs = []
@@ -3260,14 +3267,7 @@ def paged_kv_serving(rng):
         """Last hidden states of the flattened new tokens ids (T,) at positions (T,)."""
         x = lm.model.embed_tokens(ids)
         c, s = cos[positions][:, None], sin[positions][:, None]
-        for i, layer in enumerate(lm.model.layers):
-            a = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = _rope(a.q_proj(h).view(-1, heads, dh), c, s)
-            k = _rope(a.k_proj(h).view(-1, kv_heads, dh), c, s)
-            x = x + a.o_proj(attend(i, q, k, a.v_proj(h).view(-1, kv_heads, dh)).flatten(1))
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return lm.model.norm(x)
+        return _llama_layers(lm, x, c, s, heads, kv_heads, dh, attend)
 
     class Request:
         def __init__(self, prompt, new):
