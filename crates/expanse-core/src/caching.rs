@@ -108,7 +108,10 @@ impl CachingAllocator {
 
     /// Which device owns the allocation at `ptr`.
     pub fn device_of(&self, ptr: u64) -> Option<u32> {
-        self.devices.iter().position(|m| m.mutex().lock().is_ok_and(|a| a.allocation_size(ptr).is_some())).map(|i| i as u32)
+        self.devices
+            .iter()
+            .position(|m| m.mutex().lock().is_ok_and(|a| a.allocation_size(ptr).is_some()))
+            .map(|i| i as u32)
     }
 
     /// `record_stream` for `ptr` on whichever device owns it.
