@@ -27,6 +27,9 @@ pub struct Report {
     pub num_ooms: u64,
     pub seconds: f64,
     pub pages: PageOps,
+    /// Event waits that ordered a block's reuse after another stream's
+    /// work (each an event recorded, waited on and released).
+    pub cross_stream_waits: u64,
     /// The OOM that ended the replay early: (trace line, message).
     pub oom: Option<(usize, String)>,
 }
@@ -80,6 +83,7 @@ impl Report {
             "pages_released": self.pages.released,
             "access_sets": self.pages.access_sets,
             "stream_syncs": self.pages.stream_syncs,
+            "cross_stream_waits": self.cross_stream_waits,
             "driver_us_estimate": self.pages.driver_us_estimate(),
             "oom": self.oom.as_ref().map(|(line, msg)| serde_json::json!({"line": line, "message": msg})),
         })
@@ -148,6 +152,7 @@ pub fn run(
         num_ooms: s.num_ooms,
         seconds,
         pages: s.pages,
+        cross_stream_waits: s.cross_stream_waits,
         oom,
     };
     // Free what is still live so the device is left clean.

@@ -28,8 +28,20 @@ pub enum PoolKind {
 pub enum SegmentRef {
     /// A classic segment (one device malloc).
     Classic,
-    /// An expandable segment, by slot index.
-    Expandable(usize),
+    /// An expandable segment, by slot index (a `u32`, so that a block
+    /// stays two cache lines).
+    Expandable(u32),
+}
+
+impl SegmentRef {
+    /// The slot of an expandable segment.
+    #[inline]
+    pub fn slot(self) -> Option<usize> {
+        match self {
+            SegmentRef::Expandable(slot) => Some(slot as usize),
+            SegmentRef::Classic => None,
+        }
+    }
 }
 
 /// One block: two cache lines (`align(64)`, 128 bytes).
@@ -69,6 +81,11 @@ pub struct Block {
     /// The private pool (CUDA graph) the block's segment belongs to, by
     /// slot; 0: the shared pools.
     pub private: u32,
+    /// The free clock (`allocator/streams.rs`) when this memory was last
+    /// freed; for merged blocks the latest of the parts that had users.
+    /// Reuse on another stream needs no new event wait when that stream
+    /// already waited on the users' streams after this.
+    pub freed_at: u64,
 }
 
 impl Block {
@@ -90,6 +107,18 @@ impl Block {
             gc_base: 0,
             last_use: StreamSet::default(),
             private: 0,
+            freed_at: 0,
+        }
+    }
+
+    /// [`Self::freed_at`] when the block has users whose work may still
+    /// touch it; 0 (before every free) when it has none.
+    #[inline]
+    pub fn users_freed_at(&self) -> u64 {
+        if self.last_use.is_empty() {
+            0
+        } else {
+            self.freed_at
         }
     }
 

@@ -3,11 +3,12 @@
 //! is released ([`DeviceGuard`]), as PyTorch's are.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 
 use expanse_device::{Device, StreamId};
 
 use crate::allocator::{bad_device, DeviceAllocator, OomObserver};
+use crate::combining::{deliver, Combining};
 use crate::config::Config;
 use crate::error::AllocError;
 use crate::snapshot::Snapshot;
@@ -16,7 +17,9 @@ use crate::stats::DeviceStats;
 /// A caching allocator over one or more devices; `Send + Sync`.
 #[derive(Debug)]
 pub struct CachingAllocator {
-    devices: Vec<Mutex<DeviceAllocator>>,
+    /// Each device's state behind its mutex, with the slots where threads
+    /// that find it locked post their mallocs and frees (`combining.rs`).
+    devices: Vec<Combining>,
 }
 
 impl CachingAllocator {
@@ -25,10 +28,11 @@ impl CachingAllocator {
         CachingAllocator {
             devices: devices
                 .into_iter()
-                .map(|d| {
+                .enumerate()
+                .map(|(i, d)| {
                     let mut a = DeviceAllocator::new(d, config.clone());
                     a.defer_oom_observers();
-                    Mutex::new(a)
+                    Combining::new(a, i as u32)
                 })
                 .collect(),
         }
@@ -49,39 +53,42 @@ impl CachingAllocator {
     /// Lock the allocator of `device`; out-of-memory failures stay held
     /// until the caller hands them over ([`DeviceAllocator::take_oom_notices`]).
     fn lock_raw(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
-        let m = self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))?;
+        let m = self.device(device)?.mutex();
         // A panic while holding the lock may have left the state half-done
         // (a block out of every set, a stat not updated): never serve it
         // again. Every later caller gets the error.
         m.lock().map_err(|_| AllocError::Poisoned { device })
     }
 
-    /// Allocate `size` bytes on `device` for `stream`. (The hot path: the
-    /// bare lock, and the observers told only after a failure.)
-    pub fn malloc(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
-        let mut a = self.lock_raw(device)?;
-        let r = a.malloc(size, stream);
-        r.map_err(|e| Self::failed(a, e))
+    fn device(&self, device: u32) -> Result<&Combining, AllocError> {
+        self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))
     }
 
-    /// After a failed malloc: unlock, then tell the observers.
+    /// Allocate `size` bytes on `device` for `stream`. (The hot path: the
+    /// lock, or a slot when it is taken; the observers told only after a
+    /// failure, once no lock is held.)
+    pub fn malloc(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        self.device(device)?.malloc(size, stream).map_err(Self::failed)
+    }
+
+    /// After a failed malloc (the lock released): tell the observers.
     #[cold]
     #[inline(never)]
-    fn failed(a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> AllocError {
-        unlock_then_tell(a);
+    fn failed((e, notices): (AllocError, Option<crate::allocator::OomNotices>)) -> AllocError {
+        deliver(notices);
         e
     }
 
     /// Free `ptr` (allocated on `device`). A free fails no allocation, so
-    /// no observer is told: the bare lock.
+    /// no observer is told.
     pub fn free(&self, device: u32, ptr: u64) -> Result<(), AllocError> {
-        self.lock_raw(device)?.free(ptr)
+        self.device(device)?.free(ptr)
     }
 
     /// Free `ptr` without knowing its device: the device that owns it.
     pub fn free_any(&self, ptr: u64) -> Result<(), AllocError> {
         for (i, m) in self.devices.iter().enumerate() {
-            let a = m.lock().map_err(|_| AllocError::Poisoned { device: i as u32 })?;
+            let a = m.mutex().lock().map_err(|_| AllocError::Poisoned { device: i as u32 })?;
             if a.allocation_size(ptr).is_some() {
                 drop(a);
                 return self.free(i as u32, ptr);
@@ -92,9 +99,19 @@ impl CachingAllocator {
         })
     }
 
+    /// For tests of combining (`combining.rs`): on `device`, the requests
+    /// posted and waiting, and those a combiner ran for another thread.
+    #[cfg(feature = "testing")]
+    pub fn combining_counts(&self, device: u32) -> Result<(usize, u64), AllocError> {
+        Ok(self.device(device)?.counts())
+    }
+
     /// Which device owns the allocation at `ptr`.
     pub fn device_of(&self, ptr: u64) -> Option<u32> {
-        self.devices.iter().position(|m| m.lock().is_ok_and(|a| a.allocation_size(ptr).is_some())).map(|i| i as u32)
+        self.devices
+            .iter()
+            .position(|m| m.mutex().lock().is_ok_and(|a| a.allocation_size(ptr).is_some()))
+            .map(|i| i as u32)
     }
 
     /// `record_stream` for `ptr` on whichever device owns it.

@@ -19,6 +19,7 @@
 mod allocator;
 mod block;
 mod caching;
+mod combining;
 pub mod config;
 pub mod cost;
 mod error;

@@ -611,6 +611,41 @@ fn lending_off_keeps_each_stream_to_its_own_blocks() {
     check(&a, &d);
 }
 
+/// Memory freed by stream 0 and lent to stream 1 is ordered by an event
+/// wait of stream 1 on stream 0, but one wait covers every block stream 0
+/// had freed by then: a second block freed before it needs none, a block
+/// freed after it needs a new one.
+#[test]
+fn one_wait_orders_every_block_freed_before_it() {
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Expanse, &d, "");
+    // Three 4 MiB blocks on stream 0, kept apart by live 2 MiB blocks so
+    // that freeing them merges nothing.
+    let mut blocks = Vec::new();
+    let mut keep = Vec::new();
+    for _ in 0..3 {
+        blocks.push(a.malloc(4 * MIB, S0).unwrap());
+        keep.push(a.malloc(2 * MIB, S0).unwrap());
+    }
+    a.free(blocks[0]).unwrap();
+    a.free(blocks[1]).unwrap();
+    let first = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(first, blocks[0], "lent: the best fit, lowest address");
+    assert_eq!(d.waits().len(), 1, "stream 1 waits on stream 0 once");
+    let second = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(second, blocks[1]);
+    assert_eq!(d.waits().len(), 1, "freed before that wait: no new one");
+    a.free(blocks[2]).unwrap();
+    let third = a.malloc(4 * MIB, S1).unwrap();
+    assert_eq!(third, blocks[2]);
+    assert_eq!(d.waits().len(), 2, "freed after it: a new wait");
+    assert_eq!(a.stats().cross_stream_waits, 2);
+    for p in [first, second, third].into_iter().chain(keep) {
+        a.free(p).unwrap();
+    }
+    check(&a, &d);
+}
+
 /// Blocks whose stream events complete together are freed in stream order
 /// (the queues are kept by stream id), so two runs of the same program
 /// free them in the same order and record the same history; with the

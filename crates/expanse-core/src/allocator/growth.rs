@@ -191,17 +191,19 @@ impl DeviceAllocator {
             }
         }
         let unit = self.page_unit(pool);
+        let slot = self.segments.iter().position(Option::is_none).unwrap_or(self.segments.len());
+        // Each slot holds a reservation of at least one page: the address
+        // space runs out long before 2^32 of them.
+        let Ok(slot_ref) = u32::try_from(slot) else {
+            return Ok(None);
+        };
         let Some(seg) = self.reserve_segment(stream, unit, size)? else {
             return Ok(None);
         };
-        let slot = match self.segments.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                self.segments.push(None);
-                self.segments.len() - 1
-            }
-        };
-        let mut b = Block::new(seg.base(), seg.size(), stream, pool, SegmentRef::Expandable(slot));
+        if slot == self.segments.len() {
+            self.segments.push(None);
+        }
+        let mut b = Block::new(seg.base(), seg.size(), stream, pool, SegmentRef::Expandable(slot_ref));
         b.mapped = false;
         self.segments[slot] = Some(seg);
         self.reuse.forget(slot);
@@ -230,7 +232,7 @@ impl DeviceAllocator {
 
     fn map_block_under(&mut self, id: BlockId, size: u64, pressure: Pressure) -> Result<Growth, AllocError> {
         let b = self.blocks.get(id).clone();
-        let SegmentRef::Expandable(slot) = b.segment else {
+        let Some(slot) = b.segment.slot() else {
             return Err(AllocError::Misuse { message: "map_block on a classic segment".into() });
         };
         let unit = self.page_unit(b.pool);

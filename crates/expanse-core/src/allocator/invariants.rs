@@ -152,6 +152,9 @@ impl DeviceAllocator {
         if !b.mapped && !b.last_use.is_empty() {
             return Err(format!("unmapped block {:#x} has users", b.addr));
         }
+        if !self.order.consistent(b.freed_at) {
+            return Err(format!("block {:#x} freed at {} or a wait stamped past the free clock", b.addr, b.freed_at));
+        }
         if b.mapped {
             if !seg.is_mapped(b.addr, b.size) {
                 return Err(format!("mapped block {:#x}+{} has unmapped bytes", b.addr, b.size));

@@ -167,6 +167,9 @@ pub struct DeviceAllocator {
     /// (tests check they happen).
     #[cfg(feature = "testing")]
     pending_served: [u64; 2],
+    /// The free clock and which streams already waited on which
+    /// (`streams.rs`).
+    order: streams::StreamOrder,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -220,6 +223,7 @@ impl DeviceAllocator {
             lazy_merge: false,
             #[cfg(feature = "testing")]
             pending_served: [0; 2],
+            order: streams::StreamOrder::default(),
         };
         a.lazy_merge = a.policy.release.threshold.is_none();
         a.stats.max_split_size = a.config.max_split_size;
@@ -304,7 +308,7 @@ impl DeviceAllocator {
 
     fn segment(&self, b: &Block) -> Option<&ExpandableSegment> {
         match b.segment {
-            SegmentRef::Expandable(i) => self.segments[i].as_ref(),
+            SegmentRef::Expandable(i) => self.segments[i as usize].as_ref(),
             SegmentRef::Classic => None,
         }
     }

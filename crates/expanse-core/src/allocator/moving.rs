@@ -8,7 +8,7 @@ use expanse_device::StreamId;
 
 use super::growth::Pressure;
 use super::DeviceAllocator;
-use crate::block::{BlockId, PoolKind, SegmentRef};
+use crate::block::{BlockId, PoolKind};
 use crate::error::AllocError;
 use crate::expandable_segment::{release_pages_keeping, Page};
 use crate::history::Action;
@@ -125,7 +125,7 @@ impl DeviceAllocator {
                     continue;
                 }
                 let b = self.blocks.get(id);
-                let SegmentRef::Expandable(slot) = b.segment else { continue };
+                let Some(slot) = b.segment.slot() else { continue };
                 if !b.is_allocatable() {
                     continue;
                 }
@@ -150,7 +150,7 @@ impl DeviceAllocator {
     /// with unmapped neighbours. Returns the unmapped pages, still alive.
     pub(super) fn unmap_block_range(&mut self, id: BlockId, addr: u64, size: u64) -> Result<Vec<Page>, AllocError> {
         let b = self.blocks.get(id).clone();
-        let SegmentRef::Expandable(slot) = b.segment else {
+        let Some(slot) = b.segment.slot() else {
             return Ok(Vec::new());
         };
         // The segment synchronizes its own stream; streams that borrowed

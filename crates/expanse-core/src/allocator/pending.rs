@@ -156,8 +156,12 @@ impl DeviceAllocator {
             }
             return Some(self.hand_out(m.front, stream, pool, orig_size));
         };
+        let front_freed = self.blocks.get(m.front).users_freed_at();
         let r = self.blocks.get_mut(rest);
         r.gc_base = searches;
+        // The eager allocator split the merged block: its remainder kept
+        // the merged block's free stamp, the later of the two.
+        r.freed_at = r.users_freed_at().max(front_freed);
         let (rest_size, rest_split) = (r.size, r.next.is_some());
         let b = self.blocks.get(m.front);
         let (already_split, expandable) = (b.prev.is_some() || rest_split, b.is_expandable());

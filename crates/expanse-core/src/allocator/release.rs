@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{DeviceAllocator, PendingEvent, Request};
-use crate::block::{Arena, BlockId, PoolKind, SegmentRef};
+use crate::block::{Arena, BlockId, PoolKind};
 use crate::error::AllocError;
 use crate::expandable_segment::release_pages;
 use crate::history::Action;
@@ -89,7 +89,7 @@ impl DeviceAllocator {
     /// empties the cache on every failure and skips such blocks cheaply.
     fn has_work_to_unmap(&self, id: BlockId) -> bool {
         let b = self.blocks.get(id);
-        let SegmentRef::Expandable(slot) = b.segment else {
+        let Some(slot) = b.segment.slot() else {
             return true;
         };
         let Some(seg) = self.segments[slot].as_ref() else {
@@ -129,7 +129,7 @@ impl DeviceAllocator {
                 break;
             }
             let b = self.blocks.get(id);
-            let (end, SegmentRef::Expandable(slot)) = (b.end(), b.segment) else {
+            let (end, Some(slot)) = (b.end(), b.segment.slot()) else {
                 continue;
             };
             let pages = self.segments[slot].as_ref().expect("live segment").pages_within(b.addr, b.size);
@@ -159,7 +159,7 @@ impl DeviceAllocator {
         if b.mapped || b.is_split() {
             return Ok(());
         }
-        let SegmentRef::Expandable(slot) = b.segment else {
+        let Some(slot) = b.segment.slot() else {
             return Ok(());
         };
         let device = Arc::clone(&self.device);

@@ -16,13 +16,13 @@
 #![forbid(unsafe_code)]
 
 use super::DeviceAllocator;
-use crate::block::{BlockId, SegmentRef};
+use crate::block::BlockId;
 
 impl DeviceAllocator {
     /// Allocated block `id` covers its memory now.
     pub(super) fn stamp_reuse(&mut self, id: BlockId) {
         let b = self.blocks.get(id);
-        let SegmentRef::Expandable(slot) = b.segment else { return };
+        let Some(slot) = b.segment.slot() else { return };
         let Some(seg) = self.segments[slot].as_ref() else { return };
         let (offset, size) = (b.addr - seg.base(), b.size);
         self.reuse.stamp(slot, offset, size, self.device.granularity());

@@ -76,6 +76,7 @@ impl DeviceAllocator {
         f.mapped = b.mapped;
         f.private = b.private;
         f.last_use = b.last_use.clone();
+        f.freed_at = b.freed_at;
         f.prev = b.prev;
         f.next = Some(id);
         let prev = b.prev;
@@ -98,6 +99,7 @@ impl DeviceAllocator {
         f.mapped = b.mapped;
         f.private = b.private;
         f.last_use = b.last_use.clone();
+        f.freed_at = b.freed_at;
         f.prev = Some(id);
         f.next = b.next;
         let (next, start) = (b.next, b.addr);
@@ -138,7 +140,7 @@ impl DeviceAllocator {
             return 0;
         }
         let src_is_prev = d.prev == Some(src);
-        let (s_addr, s_size, s_prev, s_next) = (s.addr, s.size, s.prev, s.next);
+        let (s_addr, s_size, s_prev, s_next, s_freed) = (s.addr, s.size, s.prev, s.next, s.users_freed_at());
         // The merged block's users are both blocks' (most often the same).
         let same_users = d.last_use.includes(&s.last_use);
         if s.mapped && s.private == 0 {
@@ -159,6 +161,7 @@ impl DeviceAllocator {
             self.blocks.get_mut(nn).prev = Some(dst);
         }
         let d = self.blocks.get_mut(dst);
+        d.freed_at = d.users_freed_at().max(s_freed);
         if src_is_prev {
             d.addr = s_addr;
             d.prev = s_prev;
@@ -186,6 +189,7 @@ impl DeviceAllocator {
     pub(super) fn begin_free_block(&mut self, id: BlockId) -> (PoolKind, u64, bool) {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
+        b.freed_at = self.order.tick();
         self.record(Action::FreeCompleted, addr, requested, stream);
         let b = self.blocks.get(id);
         (b.pool, b.size, b.is_expandable())

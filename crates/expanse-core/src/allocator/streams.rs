@@ -3,7 +3,7 @@
 //! `record_stream` and the events that hold a freed block until the
 //! streams that used it are done.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use expanse_device::{EventId, StreamId};
 
@@ -13,24 +13,77 @@ use crate::error::AllocError;
 use crate::history::Action;
 use crate::pool::FreeKey;
 
+/// What each stream already waited for, so that reusing on one stream
+/// memory freed by another asks the device for one event wait per free of
+/// the other stream at most, not one per block.
+///
+/// Every free ticks a clock and stamps the block ([`Block::freed_at`]).
+/// When `waiter` waits on an event recorded on `on` at clock `t`, all the
+/// work `on` queued before `t` comes first on `waiter`: that includes all
+/// work on memory freed at or before `t`, since a free follows the work
+/// queued on the memory (PyTorch frees a block once its last kernel is
+/// queued; `record_stream` delays the free until the events complete).
+/// So a block freed at `f <= t` and last used on `on` is already ordered
+/// for `waiter`.
+///
+/// [`Block::freed_at`]: crate::block::Block::freed_at
+#[derive(Debug, Default)]
+pub(super) struct StreamOrder {
+    /// Frees so far.
+    clock: u64,
+    /// For (waiter, on): the clock when `waiter` last waited on `on`.
+    waited: HashMap<(StreamId, StreamId), u64>,
+}
+
+impl StreamOrder {
+    /// One more free; its stamp.
+    #[inline(always)]
+    pub(super) fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Whether `waiter` waited on `on` after the free stamped `freed_at`.
+    pub(super) fn waited_after(&self, waiter: StreamId, on: StreamId, freed_at: u64) -> bool {
+        self.waited.get(&(waiter, on)).is_some_and(|&t| freed_at <= t)
+    }
+
+    /// `waiter` waited on an event recorded on `on` just now.
+    pub(super) fn waited(&mut self, waiter: StreamId, on: StreamId) {
+        self.waited.insert((waiter, on), self.clock);
+    }
+
+    /// Whether no stamp is in the future (for `check_invariants`).
+    pub(super) fn consistent(&self, freed_at: u64) -> bool {
+        freed_at <= self.clock && self.waited.values().all(|&t| t <= self.clock)
+    }
+}
+
 impl DeviceAllocator {
     /// Order `stream`'s coming work after every other stream that may still
     /// touch block `id`: an event recorded on each, waited on by `stream`
     /// (no host wait). Changes nothing of the allocator's state, so a failed
     /// call leaves the block exactly where it was; [`Self::claim`] then
     /// makes `stream` the block's only user.
+    ///
+    /// A user stream that `stream` already waited on after the block was
+    /// freed needs no new wait ([`StreamOrder`]).
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
-        let users = &self.blocks.get(id).last_use;
+        let b = self.blocks.get(id);
+        let users = &b.last_use;
         if users.all_are(stream) {
             return Ok(());
         }
-        let others: Vec<StreamId> = users.iter().filter(|s| *s != stream).collect();
+        let freed_at = b.freed_at;
+        let others: Vec<StreamId> =
+            users.iter().filter(|&s| s != stream && !self.order.waited_after(stream, s, freed_at)).collect();
         for other in others {
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
             let released = self.release_event(e);
             waited?;
             released?;
+            self.order.waited(stream, other);
             self.stats.cross_stream_waits += 1;
         }
         Ok(())
