@@ -278,14 +278,16 @@ fn growth(device: &Arc<dyn Device>, config: &Config) -> Result<Growth, String> {
 }
 
 /// Total mixed steps per second of `n` threads, each on its own stream
-/// (`own_streams`) or all on the default stream.
+/// (`own_streams`) or all on the default stream, and the cross-stream
+/// event waits a malloc asked of the device (each an event recorded,
+/// waited on and released, under the device lock).
 fn threaded(
     device: &Arc<dyn Device>,
     config: &Config,
     n: usize,
     own_streams: bool,
     steps: usize,
-) -> Result<f64, String> {
+) -> Result<(f64, f64), String> {
     let streams: Vec<StreamId> = (0..n)
         .map(|_| if own_streams { device.create_stream() } else { Ok(StreamId::DEFAULT) })
         .collect::<Result<_, _>>()
@@ -316,11 +318,13 @@ fn threaded(
         })?;
         Ok((n * steps) as f64 / elapsed)
     });
+    let st = a.stats(0).map_err(|e| e.to_string())?;
+    let waits = st.cross_stream_waits as f64 / st.allocation.all.allocated.max(1) as f64;
     drop(a);
     for s in streams.into_iter().filter(|s| *s != StreamId::DEFAULT) {
         device.destroy_stream(s).map_err(|e| e.to_string())?;
     }
-    result
+    result.map(|ops| (ops, waits))
 }
 
 /// Thread counts: powers of two up to `max`, and `max`.
@@ -369,7 +373,7 @@ struct Figures {
     mixed: Option<f64>,
     growth: Option<Growth>,
     /// (threads, own streams ops/s, one stream ops/s).
-    threads: Vec<(usize, f64, f64)>,
+    threads: Vec<(usize, (f64, f64), (f64, f64))>,
     replay: Vec<(String, usize, f64)>,
     seconds: f64,
 }
@@ -398,7 +402,7 @@ fn measure(o: &BenchOptions, config: &Config) -> Result<Figures, String> {
 
 fn to_json(o: &BenchOptions, conf: &str, f: &Figures) -> serde_json::Value {
     let obj = |pairs: Vec<(String, serde_json::Value)>| serde_json::Value::Object(pairs.into_iter().collect());
-    let base = f.threads.first().map_or(1.0, |t| t.1);
+    let base = f.threads.first().map_or(1.0, |t| t.1 .0);
     serde_json::json!({
         "backend": o.backend.name(),
         "conf": conf,
@@ -411,10 +415,11 @@ fn to_json(o: &BenchOptions, conf: &str, f: &Figures) -> serde_json::Value {
             "steps_2mib_x512_alloc_us": g.steps_alloc_us,
             "steps_2mib_x512_empty_cache_us": g.steps_empty_cache_us,
         })),
-        "threads": obj(f.threads.iter().map(|(n, own, one)| (n.to_string(), serde_json::json!({
+        "threads": obj(f.threads.iter().map(|(n, (own, waits), (one, _))| (n.to_string(), serde_json::json!({
             "own_streams_ops_per_s": own,
             "one_stream_ops_per_s": one,
             "own_streams_speedup": own / base,
+            "own_streams_cross_stream_waits_per_malloc": waits,
         }))).collect()),
         "replay_ns_per_event": obj(f.replay.iter().map(|(n, _, ns)| (n.clone(), (*ns).into())).collect()),
         "replay_events": obj(f.replay.iter().map(|(n, ev, _)| (n.clone(), (*ev).into())).collect()),
@@ -442,10 +447,10 @@ fn print_table(o: &BenchOptions, conf: &str, f: &Figures) {
         g.one_alloc_us, g.one_empty_cache_us, g.steps_alloc_us, g.steps_empty_cache_us);
     }
     if !f.threads.is_empty() {
-        println!("\n| threads | own streams (steps/s) | speed-up | one stream (steps/s) |\n|---:|---:|---:|---:|");
-        let base = f.threads.first().map_or(1.0, |t| t.1);
-        for (n, own, one) in &f.threads {
-            println!("| {n} | {own:.0} | {:.2}x | {one:.0} |", own / base);
+        println!("\n| threads | own streams (steps/s) | speed-up | cross-stream waits a malloc | one stream (steps/s) |\n|---:|---:|---:|---:|---:|");
+        let base = f.threads.first().map_or(1.0, |t| t.1 .0);
+        for (n, (own, waits), (one, _)) in &f.threads {
+            println!("| {n} | {own:.0} | {:.2}x | {waits:.3} | {one:.0} |", own / base);
         }
     }
     if !f.replay.is_empty() {
