@@ -327,6 +327,11 @@ fn threaded(
     result.map(|ops| (ops, waits))
 }
 
+/// One row of the threaded pattern: the thread count, then (steps per
+/// second, cross-stream waits a malloc) with a stream each and with one
+/// stream for all.
+type Threads = (usize, (f64, f64), (f64, f64));
+
 /// Thread counts: powers of two up to `max`, and `max`.
 fn thread_counts(max: usize) -> Vec<usize> {
     let mut v: Vec<usize> = [1, 2, 4, 8].into_iter().filter(|&n| n <= max).collect();
@@ -373,7 +378,7 @@ struct Figures {
     mixed: Option<f64>,
     growth: Option<Growth>,
     /// (threads, own streams ops/s, one stream ops/s).
-    threads: Vec<(usize, (f64, f64), (f64, f64))>,
+    threads: Vec<Threads>,
     replay: Vec<(String, usize, f64)>,
     seconds: f64,
 }
