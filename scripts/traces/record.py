@@ -3669,14 +3669,14 @@ class _Evoformer(torch.nn.Module):
         return m, z
 
 
-@workload("protein-structure training, AlphaFold-2/OpenFold-style Evoformer trunk (random init): 8 Evoformer blocks (MSA 256 wide, pair 128 wide; MSA row attention with pair bias and column attention of 8 heads, outer product mean, triangle multiplicative updates, triangle attention of 4 heads, transitions, row-wise dropout), each activation-checkpointed, relative-position and recycling embedders, distogram and masked-MSA losses; one protein per step, a crop of 64-384 residues (multiple of 16) with 32-128 MSA sequences, 0-3 extra recycling iterations under no_grad first (their outputs fed back), 60 steps, gradient clipping 0.1, Adam, bf16 autocast")
+@workload("protein-structure training, AlphaFold-2/OpenFold-style Evoformer trunk (random init): 8 Evoformer blocks (MSA 256 wide, pair 128 wide; MSA row attention with pair bias and column attention of 8 heads, outer product mean, triangle multiplicative updates, triangle attention of 4 heads, transitions, row-wise dropout), each activation-checkpointed, relative-position and recycling embedders, distogram and masked-MSA losses; one protein per step, a crop of 64-384 residues (multiple of 16) with 32-128 MSA sequences, 0-3 extra recycling iterations under no_grad first (their outputs fed back), 40 steps, gradient clipping 0.1, Adam, bf16 autocast")
 def evoformer_train(rng):
     import torch.utils.checkpoint  # noqa: F401
 
     f = torch.nn.functional
     model = _Evoformer(8).cuda().train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-6)
-    for _ in range(60):
+    for _ in range(40):
         n, r = randint(rng, 32, 128, 16), randint(rng, 64, 384, 16)
         aa = torch.randint(0, 21, (n, r), device="cuda")
         target = f.one_hot(aa[0], 22).float()
