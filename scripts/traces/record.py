@@ -3879,13 +3879,13 @@ class _FastSpeech2(torch.nn.Module):
         return mel, post, mel_pad, log_dur, p, e
 
 
-@workload("text-to-speech training, FastSpeech2-style (ming024's: phoneme vocabulary 360, 4+6 FFT blocks of width 256 with 2 heads and conv FFNs 1024 wide, duration/pitch/energy predictors, a length regulator by repeat_interleave, 80-band mel output, 5-layer PostNet; random init), batches of 8-48 utterances of 12-160 phonemes with random durations of 1-14 frames each (about 100-1500 mel frames, padded to the batch's longest), masked L1 mel losses before and after the PostNet plus MSE duration (log), pitch and energy losses, 500 steps, gradient clipping, Adam (0.9, 0.98) with the Noam warmup, fp32")
+@workload("text-to-speech training, FastSpeech2-style (ming024's: phoneme vocabulary 360, 4+6 FFT blocks of width 256 with 2 heads and conv FFNs 1024 wide, duration/pitch/energy predictors, a length regulator by repeat_interleave, 80-band mel output, 5-layer PostNet; random init), batches of 8-48 utterances of 12-160 phonemes with random durations of 1-14 frames each (about 100-1500 mel frames, padded to the batch's longest), masked L1 mel losses before and after the PostNet plus MSE duration (log), pitch and energy losses, 320 steps, gradient clipping, Adam (0.9, 0.98) with the Noam warmup, fp32")
 def fastspeech2_train(rng):
     f = torch.nn.functional
     model = _FastSpeech2().cuda().train()
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 256**-0.5 * min((s + 1) ** -0.5, (s + 1) * 4000**-1.5))
-    for _ in range(500):
+    for _ in range(320):
         b = rng.randint(8, 48)
         counts = [rng.randint(12, 160) for _ in range(b)]
         n = max(counts)
