@@ -3669,14 +3669,14 @@ class _Evoformer(torch.nn.Module):
         return m, z
 
 
-@workload("protein-structure training, AlphaFold-2/OpenFold-style Evoformer trunk (random init): 8 Evoformer blocks (MSA 256 wide, pair 128 wide; MSA row attention with pair bias and column attention of 8 heads, outer product mean, triangle multiplicative updates, triangle attention of 4 heads, transitions, row-wise dropout), each activation-checkpointed, relative-position and recycling embedders, distogram and masked-MSA losses; one protein per step, a crop of 64-384 residues (multiple of 16) with 32-128 MSA sequences, 0-3 extra recycling iterations under no_grad first (their outputs fed back), 40 steps, gradient clipping 0.1, Adam, bf16 autocast")
+@workload("protein-structure training, AlphaFold-2/OpenFold-style Evoformer trunk (random init): 8 Evoformer blocks (MSA 256 wide, pair 128 wide; MSA row attention with pair bias and column attention of 8 heads, outer product mean, triangle multiplicative updates, triangle attention of 4 heads, transitions, row-wise dropout), each activation-checkpointed, relative-position and recycling embedders, distogram and masked-MSA losses; one protein per step, a crop of 64-384 residues (multiple of 16) with 32-128 MSA sequences, 0-3 extra recycling iterations under no_grad first (their outputs fed back), 50 steps, gradient clipping 0.1, Adam, bf16 autocast")
 def evoformer_train(rng):
     import torch.utils.checkpoint  # noqa: F401
 
     f = torch.nn.functional
     model = _Evoformer(8).cuda().train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-6)
-    for _ in range(40):
+    for _ in range(50):
         n, r = randint(rng, 32, 128, 16), randint(rng, 64, 384, 16)
         aa = torch.randint(0, 21, (n, r), device="cuda")
         target = f.one_hot(aa[0], 22).float()
@@ -3879,13 +3879,13 @@ class _FastSpeech2(torch.nn.Module):
         return mel, post, mel_pad, log_dur, p, e
 
 
-@workload("text-to-speech training, FastSpeech2-style (ming024's: phoneme vocabulary 360, 4+6 FFT blocks of width 256 with 2 heads and conv FFNs 1024 wide, duration/pitch/energy predictors, a length regulator by repeat_interleave, 80-band mel output, 5-layer PostNet; random init), batches of 8-48 utterances of 12-160 phonemes with random durations of 1-14 frames each (about 100-1500 mel frames, padded to the batch's longest), masked L1 mel losses before and after the PostNet plus MSE duration (log), pitch and energy losses, 320 steps, gradient clipping, Adam (0.9, 0.98) with the Noam warmup, fp32")
+@workload("text-to-speech training, FastSpeech2-style (ming024's: phoneme vocabulary 360, 4+6 FFT blocks of width 256 with 2 heads and conv FFNs 1024 wide, duration/pitch/energy predictors, a length regulator by repeat_interleave, 80-band mel output, 5-layer PostNet; random init), batches of 8-48 utterances of 12-160 phonemes with random durations of 1-14 frames each (about 100-1500 mel frames, padded to the batch's longest), masked L1 mel losses before and after the PostNet plus MSE duration (log), pitch and energy losses, 400 steps, gradient clipping, Adam (0.9, 0.98) with the Noam warmup, fp32")
 def fastspeech2_train(rng):
     f = torch.nn.functional
     model = _FastSpeech2().cuda().train()
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 256**-0.5 * min((s + 1) ** -0.5, (s + 1) * 4000**-1.5))
-    for _ in range(320):
+    for _ in range(400):
         b = rng.randint(8, 48)
         counts = [rng.randint(12, 160) for _ in range(b)]
         n = max(counts)
@@ -3911,7 +3911,7 @@ def fastspeech2_train(rng):
         del pad, phones, durations, pitch, energy, target, mel, post, mel_pad, log_dur, p, e, keep, kept, loss
 
 
-@workload("activation offloading: every tensor autograd saves copied to pinned host memory in the forward and back to the device in the backward (torch.autograd.graph.save_on_cpu(pin_memory=True)) while training an HF LlamaForCausalLM (hidden 1024, 16 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, sdpa), batch 1-8 x seq 256-4096 (multiple of 128) capped at 6144 tokens, 60 steps, gradient clipping, AdamW, bf16 autocast")
+@workload("activation offloading: every tensor autograd saves copied to pinned host memory in the forward and back to the device in the backward (torch.autograd.graph.save_on_cpu(pin_memory=True)) while training an HF LlamaForCausalLM (hidden 1024, 16 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init, sdpa), batch 1-8 x seq 256-4096 (multiple of 128) capped at 6144 tokens, 80 steps, gradient clipping, AdamW, bf16 autocast")
 def offload_train(rng):
     from transformers import LlamaForCausalLM
 
@@ -3919,7 +3919,7 @@ def offload_train(rng):
     model = LlamaForCausalLM(cfg).cuda().train()
     model.config.use_cache = False
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
-    for _ in range(60):
+    for _ in range(80):
         s = randint(rng, 256, 4096, 128)
         b = max(1, min(rng.randint(1, 8), 6144 // s))
         ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
