@@ -15,8 +15,10 @@
 #    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s
 #    (REPLAY_STEP);
 # 3. lists $OUT/corpus, shows the tail of every log, and packs $OUT/corpus
-#    into $OUT/TAG.tar.gz (the loose files removed: the device tool brings
-#    back 8 files at most). $OUT/TAG.log is this script's output.
+#    into $OUT/TAG.tar.gz.part00, part01, ... of 15 MiB at most (the loose
+#    files removed: the device tool brings back 8 files of 16 MiB at most;
+#    `cat TAG.tar.gz.part* | tar -xzf -` unpacks them). $OUT/TAG.log is
+#    this script's output.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export OUT=${OUT:-$PWD/gpu-out}
@@ -67,6 +69,6 @@ print(d['workload'], d['events'], 'events', d['seconds'], 's, peak reserved', d[
     "$OUT/corpus/$n.live.json"
 done
 
-tar -C "$OUT" -czf "$OUT/$TAG.tar.gz" corpus && rm -rf "${OUT:?}/corpus"
+tar -C "$OUT" -czf - corpus | split -b 15m -d - "$OUT/$TAG.tar.gz.part" && rm -rf "${OUT:?}/corpus"
 elapsed "packed"
 ls -la "$OUT"
