@@ -206,8 +206,10 @@ impl Combining {
                 slot.arg.store(ptr, Ordering::Relaxed);
             }
         }
-        slot.state.store(POSTED, Ordering::Release);
+        // Counted before it is posted, so that a combiner that takes it at
+        // once never counts below zero.
         self.posted.fetch_add(1, Ordering::Release);
+        slot.state.store(POSTED, Ordering::Release);
         let mut spins = 0u32;
         loop {
             if slot.state.load(Ordering::Acquire) == DONE {
