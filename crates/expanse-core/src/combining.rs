@@ -116,11 +116,12 @@ impl Combining {
         }
     }
 
-    /// Requests posted and not yet taken, and requests run by a combiner
-    /// for another thread so far.
+    /// Requests posted and not yet taken (slots in that state), and
+    /// requests run by a combiner for another thread so far.
     #[cfg(feature = "testing")]
     pub(crate) fn counts(&self) -> (usize, u64) {
-        (self.posted.load(Ordering::Acquire), self.combined.load(Ordering::Acquire))
+        let posted = self.slots.iter().filter(|s| s.state.load(Ordering::Acquire) == POSTED).count();
+        (posted, self.combined.load(Ordering::Acquire))
     }
 
     /// The mutex, for every call other than `malloc` and `free`.
