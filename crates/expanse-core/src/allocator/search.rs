@@ -125,6 +125,8 @@ impl DeviceAllocator {
     /// [`Self::try_merge_blocks`], except that a merged `src` cached in a
     /// shared pool's free set stays there, its key left in `vacated` for
     /// the merged block to take over (a key already there is removed).
+    /// The check inlines (most neighbours do not merge); the merge does not.
+    #[inline(always)]
     fn merge_keeping_key(
         &mut self,
         dst: BlockId,
@@ -133,10 +135,18 @@ impl DeviceAllocator {
     ) -> u64 {
         let Some(src) = src else { return 0 };
         let s = self.blocks.get(src);
-        let d = self.blocks.get(dst);
-        if s.allocated || s.event_count > 0 || !s.stream_uses.is_empty() || s.mapped != d.mapped {
+        if s.allocated || s.event_count > 0 || !s.stream_uses.is_empty() || s.mapped != self.blocks.get(dst).mapped {
             return 0;
         }
+        self.merge_into(dst, src, vacated)
+    }
+
+    /// Merge free block `src` (with `dst`'s mapping state) into `dst`, as
+    /// [`Self::merge_keeping_key`] does.
+    #[inline(never)]
+    fn merge_into(&mut self, dst: BlockId, src: BlockId, vacated: &mut Option<(PoolKind, FreeKey)>) -> u64 {
+        let s = self.blocks.get(src);
+        let d = self.blocks.get(dst);
         let src_is_prev = d.prev == Some(src);
         let (s_addr, s_size, s_prev, s_next) = (s.addr, s.size, s.prev, s.next);
         // The merged block's users are both blocks' (most often the same).
