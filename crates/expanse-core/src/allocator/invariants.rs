@@ -126,7 +126,7 @@ impl DeviceAllocator {
         if !b.mapped && b.allocated {
             return Err(format!("unmapped block {:#x} is allocated", b.addr));
         }
-        if b.allocated != (self.active.get(&b.addr) == Some(&id)) && b.event_count == 0 {
+        if b.allocated != (self.active.get(b.addr) == Some(id)) && b.event_count == 0 {
             return Err(format!("block {:#x}: allocated {} but active map disagrees", b.addr, b.allocated));
         }
         if b.allocated {

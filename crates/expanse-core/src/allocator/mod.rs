@@ -19,6 +19,7 @@
 //!   once; the out-of-memory path's fruitless searches, remembered.
 //! - `reuse.rs`: the allocation clock and which memory the workload
 //!   reuses (the moving policy's working set).
+//! - `active.rs`: the active map, allocated blocks by address.
 //! - `pending.rs`: lazy merging, a freed block left unmerged with the
 //!   free block after it until the next call (which may take it back).
 //!
@@ -26,6 +27,7 @@
 //! outside effect is calls on the [`Device`].
 #![forbid(unsafe_code)]
 
+mod active;
 mod address_space;
 mod growth;
 mod invariants;
@@ -40,8 +42,7 @@ mod reuse;
 mod search;
 mod streams;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use expanse_device::{Device, EventId, StreamId};
@@ -59,28 +60,6 @@ use crate::stats::DeviceStats;
 
 pub use oom::{OomInfo, OomNotices, OomObserver};
 pub use private_pools::PoolId;
-
-/// Hash of a block address for the active map: addresses are multiples of
-/// 512, so the low bits carry nothing; a multiplicative mix of the rest is
-/// much cheaper than SipHash and not exposed to untrusted keys.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// A request being served.
 struct Request {
@@ -113,7 +92,7 @@ pub struct DeviceAllocator {
     /// Small and large pool, indexed by [`PoolKind`].
     pools: [Pool; 2],
     /// Allocated blocks by address.
-    active: HashMap<u64, BlockId, BuildHasherDefault<AddrHasher>>,
+    active: active::ActiveMap,
     /// Expandable segments by slot ([`SegmentRef::Expandable`]); `None`
     /// once released.
     segments: Vec<Option<ExpandableSegment>>,
@@ -196,7 +175,7 @@ impl DeviceAllocator {
             policy,
             blocks: Arena::default(),
             pools: [Pool::default(), Pool::default()],
-            active: HashMap::default(),
+            active: active::ActiveMap::default(),
             segments: Vec::new(),
             events: BTreeMap::new(),
             stats: DeviceStats::default(),
@@ -457,7 +436,7 @@ impl DeviceAllocator {
     /// here, or already freed) is a misuse error and changes nothing.
     pub fn free(&mut self, ptr: u64) -> Result<(), AllocError> {
         self.settle();
-        let Some(id) = self.active.remove(&ptr) else {
+        let Some(id) = self.active.remove(ptr) else {
             return Err(AllocError::Misuse {
                 message: format!(
                     "free of unknown pointer {ptr:#x} on device {}: not allocated by this allocator, or already freed",
@@ -509,7 +488,7 @@ impl DeviceAllocator {
 
     /// Size of the allocation at `ptr`, if it is one.
     pub fn allocation_size(&self, ptr: u64) -> Option<u64> {
-        self.active.get(&ptr).map(|&id| self.blocks.get(id).size)
+        self.active.get(ptr).map(|id| self.blocks.get(id).size)
     }
 
     /// Bytes reserved from the device.

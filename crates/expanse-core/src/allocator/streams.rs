@@ -83,7 +83,7 @@ impl DeviceAllocator {
     /// is reused only after the work queued on `stream` by then completed.
     pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
         self.settle();
-        let Some(&id) = self.active.get(&ptr) else {
+        let Some(id) = self.active.get(ptr) else {
             return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
         };
         let b = self.blocks.get_mut(id);
