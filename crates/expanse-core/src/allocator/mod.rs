@@ -316,11 +316,19 @@ impl DeviceAllocator {
         }
         let size = round_size(orig_size, &self.config);
         let pool = Self::pool_of(size);
-        let mut p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
+        let p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
 
         if let Some((k, at)) = self.get_free_block(&p) {
             return self.alloc_block_from(&p, k.block, Some((k, at)), orig_size);
         }
+        self.malloc_uncached(p, orig_size)
+    }
+
+    /// The rest of `malloc` when the request's stream has no cached block
+    /// for it: lending, growth, releasing cached blocks, out of memory.
+    /// Out of line, so that the cached path keeps a small frame.
+    #[inline(never)]
+    fn malloc_uncached(&mut self, mut p: Request, orig_size: u64) -> Result<u64, AllocError> {
         let mut found = self.lend_free_block(&mut p);
         if !found {
             if self.gc_enabled() {
