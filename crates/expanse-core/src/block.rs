@@ -269,6 +269,47 @@ impl Arena {
         }
     }
 
+    /// Store a new free block of `size` bytes at `addr`, with no
+    /// neighbours, and the segment, stream, pool, mapping state, private
+    /// pool and users of live block `of` (a part split off it); returns
+    /// its id. The same block as `insert(Block::new(..))` with those
+    /// fields copied, but written field by field into a reused slot: a
+    /// split is on the hot path, and building the block aside and moving
+    /// it in costs as much again.
+    pub fn insert_part_of(&mut self, of: BlockId, addr: u64, size: u64) -> BlockId {
+        let Some(id) = self.free.pop() else {
+            let b = &self.slots[of as usize];
+            let mut part = Block::new(addr, size, b.stream, b.pool, b.segment);
+            (part.mapped, part.private, part.last_use) = (b.mapped, b.private, b.last_use.clone());
+            return self.insert(part);
+        };
+        self.generation = self.generation.wrapping_add(1);
+        self.live[id as usize] = true;
+        let (src, dst) = if of < id {
+            let (low, high) = self.slots.split_at_mut(id as usize);
+            (&low[of as usize], &mut high[0])
+        } else {
+            let (low, high) = self.slots.split_at_mut(of as usize);
+            (&high[0], &mut low[id as usize])
+        };
+        dst.addr = addr;
+        dst.size = size;
+        dst.requested = 0;
+        dst.stream = src.stream;
+        dst.pool = src.pool;
+        dst.allocated = false;
+        dst.mapped = src.mapped;
+        dst.prev = None;
+        dst.next = None;
+        dst.segment = src.segment;
+        dst.event_count = 0;
+        dst.stream_uses.clear();
+        dst.gc_base = 0;
+        dst.last_use.clone_from(&src.last_use);
+        dst.private = src.private;
+        id
+    }
+
     /// Remove a block.
     pub fn remove(&mut self, id: BlockId) -> Block {
         self.generation = self.generation.wrapping_add(1);
@@ -448,6 +489,38 @@ mod tests {
         let again = arena.insert(block(5 << 20));
         assert!(again == ids[3] && arena.is_live(again) && arena.get(again).addr == 5 << 20);
         assert_eq!(arena.len(), 3);
+    }
+
+    /// A part written into a reused slot is the block `Block::new` and
+    /// the copied fields make, whatever the slot held before (its `Debug`
+    /// shows every field, so a field added to `Block` and not written
+    /// there fails this).
+    #[test]
+    fn a_part_is_a_new_block_with_the_copied_fields() {
+        let mut arena = Arena::default();
+        let mut stale = Block::new(7 << 20, 4096, StreamId(9), PoolKind::Large, SegmentRef::Classic);
+        (stale.requested, stale.allocated, stale.prev, stale.next) = (100, true, Some(3), Some(4));
+        (stale.event_count, stale.gc_base, stale.private) = (2, 11, 5);
+        stale.stream_uses.push(StreamId(8));
+        stale.last_use.insert(StreamId(8));
+        stale.last_use.insert(StreamId(10));
+        stale.last_use.insert(StreamId(12));
+        let mut of = Block::new(1 << 20, 8192, StreamId(2), PoolKind::Small, SegmentRef::Expandable(3));
+        (of.mapped, of.private, of.allocated, of.gc_base) = (false, 6, true, 9);
+        of.last_use.insert(StreamId(2));
+        let mut expected = Block::new(1 << 20, 512, StreamId(2), PoolKind::Small, SegmentRef::Expandable(3));
+        (expected.mapped, expected.private, expected.last_use) = (false, 6, of.last_use.clone());
+        for reuse in [false, true] {
+            let low = arena.insert(stale.clone());
+            let of_id = arena.insert(of.clone());
+            if reuse {
+                arena.discard(low);
+            }
+            let part = arena.insert_part_of(of_id, 1 << 20, 512);
+            assert_eq!(part == low, reuse);
+            let fmt = |b: &Block| format!("{b:?}").replace("Some([])", "None");
+            assert_eq!(fmt(arena.get(part)), fmt(&expected), "reused slot: {reuse}");
+        }
     }
 
     #[test]

@@ -72,14 +72,11 @@ impl DeviceAllocator {
     /// them. Returns the new block.
     pub(super) fn split_front(&mut self, id: BlockId, size: u64) -> BlockId {
         let b = self.blocks.get(id);
-        let mut f = Block::new(b.addr, size, b.stream, b.pool, b.segment);
-        f.mapped = b.mapped;
-        f.private = b.private;
-        f.last_use = b.last_use.clone();
-        f.prev = b.prev;
+        let (addr, prev) = (b.addr, b.prev);
+        let fid = self.blocks.insert_part_of(id, addr, size);
+        let f = self.blocks.get_mut(fid);
+        f.prev = prev;
         f.next = Some(id);
-        let prev = b.prev;
-        let fid = self.blocks.insert(f);
         if let Some(p) = prev {
             self.blocks.get_mut(p).next = Some(fid);
         }
