@@ -205,6 +205,15 @@ impl StreamSet {
     }
 
     /// Whether `s` is the one stream in the set.
+    /// Make `s` the only stream (nothing changes when it already is).
+    #[inline]
+    pub fn set_only(&mut self, s: StreamId) {
+        if !self.is_only(s) {
+            self.clear();
+            self.insert(s);
+        }
+    }
+
     #[inline]
     pub fn is_only(&self, s: StreamId) -> bool {
         self.len == 1 && self.inline[0] == s && self.more.is_empty()

@@ -375,10 +375,9 @@ impl DeviceAllocator {
             return Err(e);
         }
         let st = p.pool;
-        let split = self.should_split(id, p.size);
         let b = self.blocks.get(id);
-        let already_split = b.is_split();
-        let expandable = b.is_expandable();
+        let split = self.policy.should_split(b.pool, b.size, p.size, self.config.max_split_size);
+        let (already_split, expandable, size) = (b.is_split(), b.is_expandable(), b.size);
         let mut id = id;
         if split {
             // [block of size][remaining] — the remaining keeps the old id.
@@ -388,14 +387,13 @@ impl DeviceAllocator {
                 Some((k, at)) => self.pools[p.pool as usize].replace(&k, at, remaining, self.blocks.get_mut(remaining)),
                 None => self.insert_into_pool(remaining),
             }
-            let rem_size = self.blocks.get(remaining).size;
-            self.count_split(st, already_split, expandable, p.size, rem_size);
+            // The remainder's size (`split_front` took `p.size` off it).
+            self.count_split(st, already_split, expandable, p.size, size - p.size);
             id = new_id;
         } else if let Some((k, at)) = cached {
             self.pools[p.pool as usize].free.remove_at(&k, at);
         }
         if !split && already_split && !expandable {
-            let size = self.blocks.get(id).size;
             self.stats.inactive_split_bytes.decrease(st, size);
             self.stats.inactive_split.decrease(st, 1);
         }
@@ -419,8 +417,9 @@ impl DeviceAllocator {
     /// to size, out for `orig_size` bytes on `stream`: its users, the active map, the statistics, the history.
     #[inline(never)]
     fn hand_out(&mut self, id: BlockId, stream: StreamId, st: PoolKind, orig_size: u64) -> u64 {
-        self.claim(id, stream);
         let b = self.blocks.get_mut(id);
+        // The request's stream is its only user now (after `order_reuse`).
+        b.last_use.set_only(stream);
         b.allocated = true;
         b.requested = orig_size;
         let (addr, size, expandable) = (b.addr, b.size, b.is_expandable());
@@ -454,7 +453,8 @@ impl DeviceAllocator {
         };
         let b = self.blocks.get_mut(id);
         b.allocated = false;
-        let (pool, size, requested, stream) = (b.pool, b.size, b.requested, b.stream);
+        let (pool, size, requested, stream, has_uses) =
+            (b.pool, b.size, b.requested, b.stream, !b.stream_uses.is_empty());
         self.record(Action::FreeRequested, ptr, requested, stream);
         let st = pool;
         self.stats.allocation.decrease(st, 1);
@@ -463,7 +463,7 @@ impl DeviceAllocator {
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }
-        if !self.blocks.get(id).stream_uses.is_empty() {
+        if has_uses {
             self.insert_events_unless_capturing(id)?;
         } else {
             self.free_block_lazily(id);

@@ -60,12 +60,6 @@ impl DeviceAllocator {
         Some((cur, at))
     }
 
-    /// Whether free block `id`, serving `size` bytes, is split.
-    pub(super) fn should_split(&self, id: BlockId, size: u64) -> bool {
-        let b = self.blocks.get(id);
-        self.policy.should_split(b.pool, b.size, size, self.config.max_split_size)
-    }
-
     /// Split the first `size` bytes of block `id` off into a new block just
     /// before it, with the same segment, stream, pool, mapping state and
     /// users. Neither block is in a pool set afterwards: the caller files
@@ -193,9 +187,9 @@ impl DeviceAllocator {
     pub(super) fn begin_free_block(&mut self, id: BlockId) -> (PoolKind, u64, bool) {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
+        let freed = (b.pool, b.size, b.is_expandable());
         self.record(Action::FreeCompleted, addr, requested, stream);
-        let b = self.blocks.get(id);
-        (b.pool, b.size, b.is_expandable())
+        freed
     }
 
     /// Merge free block `id` with its free neighbours and cache the result.

@@ -17,7 +17,7 @@ impl DeviceAllocator {
     /// Order `stream`'s coming work after every other stream that may still
     /// touch block `id`: an event recorded on each, waited on by `stream`
     /// (no host wait). Changes nothing of the allocator's state, so a failed
-    /// call leaves the block exactly where it was; [`Self::claim`] then
+    /// call leaves the block exactly where it was; `hand_out` then
     /// makes `stream` the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         let users = &self.blocks.get(id).last_use;
@@ -34,15 +34,6 @@ impl DeviceAllocator {
             self.stats.cross_stream_waits += 1;
         }
         Ok(())
-    }
-
-    /// `stream` is now the only user of block `id` (after `order_reuse`).
-    pub(super) fn claim(&mut self, id: BlockId, stream: StreamId) {
-        let b = self.blocks.get_mut(id);
-        if !b.last_use.is_only(stream) {
-            b.last_use.clear();
-            b.last_use.insert(stream);
-        }
     }
 
     /// When the policy lends and the request's stream has no cached block that fits,
