@@ -122,6 +122,40 @@ impl StreamBins {
         }
     }
 
+    /// Remove the key at index `i` of bin `b`.
+    #[inline(always)]
+    fn remove(&mut self, b: usize, i: usize) {
+        let keys = &mut self.bins[b];
+        if i + 1 == keys.len() {
+            keys.pop();
+        } else {
+            keys.remove(i);
+        }
+        if keys.is_empty() {
+            self.unmark(b);
+        }
+    }
+
+    /// Add `k` to bin `b` (`k`'s bin); returns false if it was there.
+    #[inline(always)]
+    fn insert(&mut self, b: usize, k: FreeKey) -> bool {
+        let keys = &mut self.bins[b];
+        match keys.last() {
+            // An empty bin, or a key after the bin's last (the common
+            // cases: few keys a bin): no search, no shift.
+            None => {
+                keys.push(k);
+                self.mark(b);
+            }
+            Some(last) if before(last, &k) => keys.push(k),
+            Some(_) => match search(keys, &k) {
+                Ok(_) => return false,
+                Err(i) => keys.insert(i, k),
+            },
+        }
+        true
+    }
+
     /// Position of the first key with at least `size` bytes.
     fn lower_bound(&self, size: u64) -> Option<(usize, usize)> {
         let b = bin_of(size);
@@ -170,23 +204,9 @@ impl FreeSet {
     /// Add `k` to bin `b` (`k`'s bin) of stream `si` (`k`'s stream).
     #[inline(always)]
     fn insert_bin(&mut self, si: usize, b: usize, k: FreeKey) -> bool {
-        let s = &mut self.streams[si];
-        let keys = &mut s.bins[b];
-        match keys.last() {
-            // An empty bin, or a key after the bin's last (the common
-            // cases: few keys a bin): no search, no shift.
-            None => {
-                keys.push(k);
-                s.mark(b);
-            }
-            Some(last) if before(last, &k) => keys.push(k),
-            Some(_) => match search(keys, &k) {
-                Ok(_) => return false,
-                Err(i) => keys.insert(i, k),
-            },
-        }
-        self.len += 1;
-        true
+        let added = self.streams[si].insert(b, k);
+        self.len += usize::from(added);
+        added
     }
 
     /// Where `k` is, if it is in the set.
@@ -210,17 +230,7 @@ impl FreeSet {
     /// Remove the key at `at` (which holds one).
     #[inline(always)]
     fn remove_loc(&mut self, at: Loc) {
-        let s = &mut self.streams[at.stream as usize];
-        let (b, i) = (at.bin as usize, at.index as usize);
-        let keys = &mut s.bins[b];
-        if i + 1 == keys.len() {
-            keys.pop();
-        } else {
-            keys.remove(i);
-        }
-        if keys.is_empty() {
-            s.unmark(b);
-        }
+        self.streams[at.stream as usize].remove(at.bin as usize, at.index as usize);
         self.len -= 1;
     }
 
@@ -254,15 +264,23 @@ impl FreeSet {
             self.insert(new);
             return true;
         }
-        let keys = &mut self.streams[l.stream as usize].bins[l.bin as usize];
-        let i = l.index as usize;
-        let r = rank(&new);
+        // Both keys are of one stream: its bins are borrowed once for the
+        // removal and the insertion.
+        let s = &mut self.streams[l.stream as usize];
+        let (old_bin, i) = (l.bin as usize, l.index as usize);
         let b = bin_of(new.size);
-        if b == l.bin as usize && (i == 0 || rank(&keys[i - 1]) < r) && keys.get(i + 1).is_none_or(|n| r < rank(n)) {
-            keys[i] = new;
-        } else {
-            self.remove_loc(l);
-            self.insert_bin(l.stream as usize, b, new);
+        if b == old_bin {
+            let keys = &mut s.bins[b];
+            let r = rank(&new);
+            if (i == 0 || rank(&keys[i - 1]) < r) && keys.get(i + 1).is_none_or(|n| r < rank(n)) {
+                keys[i] = new;
+                return true;
+            }
+        }
+        s.remove(old_bin, i);
+        if !s.insert(b, new) {
+            // `new` was there already: one key less.
+            self.len -= 1;
         }
         true
     }
