@@ -305,6 +305,27 @@ impl FreeSet {
         Keys { pos, stream: si.unwrap_or(0), last: None }
     }
 
+    /// The first key of `stream` with at least `size` bytes and where it
+    /// is: `at_least(stream, size).next()` without moving on past it
+    /// (most searches look at that key only; [`Self::after`] goes on).
+    #[inline]
+    pub fn first_at_least(&self, stream: StreamId, size: u64) -> Option<(&FreeKey, Loc)> {
+        let si = self.stream_index(stream).ok()?;
+        let s = &self.streams[si];
+        let (b, i) = s.lower_bound(size)?;
+        Some((&s.bins[b][i], Loc { stream: si as u32, bin: b as u32, index: i as u32 }))
+    }
+
+    /// The keys of the stream of the key at `at` that come after it, in
+    /// order (`at` as returned by [`Self::first_at_least`], the set
+    /// unchanged since).
+    pub fn after(&self, at: Loc) -> Keys<'_> {
+        let s = &self.streams[at.stream as usize];
+        let (b, i) = (at.bin as usize, at.index as usize);
+        let pos = if i + 1 < s.bins[b].len() { Some((b, i + 1)) } else { s.next_bin(b + 1).map(|n| (n, 0)) };
+        Keys { pos: pos.map(|p| (s, p)), stream: at.stream as usize, last: None }
+    }
+
     /// The keys of `stream` with fewer than `size` bytes, largest first.
     pub fn below(&self, stream: StreamId, size: u64) -> Vec<FreeKey> {
         let mut v: Vec<FreeKey> = self.of_stream(stream).take_while(|k| k.size < size).copied().collect();

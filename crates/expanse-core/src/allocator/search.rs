@@ -21,13 +21,9 @@ impl DeviceAllocator {
         if gc {
             pool.free_block_searches += 1;
         }
-        let mut it = pool.free.at_least(p.stream, p.size);
-        let &first = it.next()?;
-        if first.stream != p.stream {
-            return None;
-        }
+        let (&first, first_at) = pool.free.first_at_least(p.stream, p.size)?;
         let mut cur = first;
-        let mut at = it.loc();
+        let mut at = Some(first_at);
         let reach = |id: BlockId| {
             let b = blocks.get(id);
             b.size + b.next.map(|n| blocks.get(n)).filter(|n| !n.mapped).map_or(0, |n| n.size)
@@ -37,6 +33,7 @@ impl DeviceAllocator {
         // block is taken only when nothing else fits. A block that reaches
         // only its own size is the best already (later keys are no smaller).
         if blocks.get(cur.block).is_expandable() && reach(cur.block) > cur.size {
+            let mut it = pool.free.after(first_at);
             while let Some(&next) = it.next() {
                 if !blocks.get(cur.block).is_expandable()
                     || next.stream != p.stream
