@@ -491,7 +491,13 @@ mod tests {
                 assert!(set.iter().eq(reference.iter()));
                 for s in 0..3 {
                     let want = reference.range(FreeKey::at_least(StreamId(s), size)..).take_while(|k| k.stream.0 == s);
-                    assert!(set.at_least(StreamId(s), size).eq(want));
+                    assert!(set.at_least(StreamId(s), size).eq(want.clone()));
+                    // The first key, then the ones after it.
+                    let first = set.first_at_least(StreamId(s), size);
+                    assert_eq!(first.map(|(k, _)| k), want.clone().next());
+                    if let Some((_, at)) = first {
+                        assert!(set.after(at).eq(want.skip(1)));
+                    }
                     let below = reference.range(..FreeKey::at_least(StreamId(s), size)).rev();
                     let below: Vec<_> = below.take_while(|k| k.stream.0 == s).copied().collect();
                     assert_eq!(set.below(StreamId(s), size), below);
