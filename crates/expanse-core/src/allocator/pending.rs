@@ -115,9 +115,21 @@ impl DeviceAllocator {
     #[inline(never)]
     fn settle_now(&mut self, m: PendingMerge) {
         debug_assert!(m.rest.is_none_or(|r| self.blocks.get(m.front).next == Some(r)));
+        // `merge_free_block`, knowing what it would find: nothing changed
+        // since the free that left the merge pending (every other call
+        // settles first), so the block before the front still does not
+        // merge (`lazy_merge_partner`) and the rest, free and cached, does.
         // Counted when the block was freed; with no rest nothing merges and
         // the block goes into its free set.
-        let _ = self.merge_free_block(m.front);
+        debug_assert!(self.blocks.get(m.front).prev.is_none_or(|p| {
+            let p = self.blocks.get(p);
+            !(p.mapped && p.is_allocatable())
+        }));
+        let mut vacated = None;
+        if let Some(rest) = m.rest {
+            self.merge_into(m.front, rest, &mut vacated);
+        }
+        self.file_merged(m.front, vacated);
     }
 
     /// `malloc(orig_size, stream)` served by the pending merge's freed

@@ -132,7 +132,7 @@ impl DeviceAllocator {
     /// Merge free block `src` (with `dst`'s mapping state) into `dst`, as
     /// [`Self::merge_keeping_key`] does.
     #[inline(never)]
-    fn merge_into(&mut self, dst: BlockId, src: BlockId, vacated: &mut Option<(PoolKind, FreeKey)>) -> u64 {
+    pub(super) fn merge_into(&mut self, dst: BlockId, src: BlockId, vacated: &mut Option<(PoolKind, FreeKey)>) -> u64 {
         let s = self.blocks.get(src);
         let d = self.blocks.get(dst);
         let src_is_prev = d.prev == Some(src);
@@ -205,6 +205,19 @@ impl DeviceAllocator {
                 d_bytes -= taken as i64;
             }
         }
+        self.file_merged(id, vacated);
+        let b = self.blocks.get(id);
+        if b.is_split() {
+            d_blocks += 1;
+            d_bytes += b.size as i64;
+        }
+        (d_blocks, d_bytes)
+    }
+
+    /// Cache free block `id`, merged with its free neighbours: in its pool,
+    /// in place of the key a merged neighbour `vacated` in a free set.
+    #[inline(always)]
+    pub(super) fn file_merged(&mut self, id: BlockId, vacated: Option<(PoolKind, FreeKey)>) {
         match vacated {
             // The merged block takes its neighbour's place in the free set.
             Some((pool, k)) if self.blocks.get(id).private == 0 => {
@@ -216,12 +229,6 @@ impl DeviceAllocator {
             }
             None => self.insert_into_pool(id),
         }
-        let b = self.blocks.get(id);
-        if b.is_split() {
-            d_blocks += 1;
-            d_bytes += b.size as i64;
-        }
-        (d_blocks, d_bytes)
     }
 
     /// The statistics of a freed block (`freed`: its pool, size and whether
