@@ -254,6 +254,7 @@ impl FreeSet {
     /// Remove `old` (found at `at`, as for [`Self::remove_at`]) and add
     /// `new`, as `remove` then `insert` would; in place when `new` sorts
     /// into `old`'s position. Returns whether `old` was there.
+    #[inline(always)]
     pub fn replace(&mut self, old: &FreeKey, at: Option<Loc>, new: FreeKey) -> bool {
         let Some(l) = self.find_hinted(old, at) else {
             self.insert(new);
