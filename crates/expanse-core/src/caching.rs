@@ -8,7 +8,7 @@ use std::sync::{Arc, MutexGuard};
 use expanse_device::{Device, StreamId};
 
 use crate::allocator::{bad_device, DeviceAllocator, OomObserver};
-use crate::combining::{deliver, Combining};
+use crate::combining::Combining;
 use crate::config::Config;
 use crate::error::AllocError;
 use crate::snapshot::Snapshot;
@@ -52,6 +52,9 @@ impl CachingAllocator {
 
     /// Lock the allocator of `device`; out-of-memory failures stay held
     /// until the caller hands them over ([`DeviceAllocator::take_oom_notices`]).
+    /// Inlined: a call costs as much as its body (the error paths stay
+    /// out of line).
+    #[inline(always)]
     fn lock_raw(&self, device: u32) -> Result<MutexGuard<'_, DeviceAllocator>, AllocError> {
         let m = self.device(device)?.mutex();
         // A panic while holding the lock may have left the state half-done
@@ -60,23 +63,27 @@ impl CachingAllocator {
         m.lock().map_err(|_| AllocError::Poisoned { device })
     }
 
+    /// The device's state; an index past the devices is an error (out of
+    /// line: the hot paths only test it).
+    #[inline(always)]
     fn device(&self, device: u32) -> Result<&Combining, AllocError> {
-        self.devices.get(device as usize).ok_or_else(|| bad_device(device, self.devices.len()))
+        match self.devices.get(device as usize) {
+            Some(d) => Ok(d),
+            None => Err(self.no_device(device)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn no_device(&self, device: u32) -> AllocError {
+        bad_device(device, self.devices.len())
     }
 
     /// Allocate `size` bytes on `device` for `stream`. (The hot path: the
     /// lock, or a slot when it is taken; the observers told only after a
     /// failure, once no lock is held.)
     pub fn malloc(&self, device: u32, size: u64, stream: StreamId) -> Result<u64, AllocError> {
-        self.device(device)?.malloc(size, stream).map_err(Self::failed)
-    }
-
-    /// After a failed malloc (the lock released): tell the observers.
-    #[cold]
-    #[inline(never)]
-    fn failed((e, notices): (AllocError, Option<crate::allocator::OomNotices>)) -> AllocError {
-        deliver(notices);
-        e
+        self.device(device)?.malloc(size, stream)
     }
 
     /// Free `ptr` (allocated on `device`). A free fails no allocation, so

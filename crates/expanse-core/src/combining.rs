@@ -129,20 +129,34 @@ impl Combining {
         &self.state
     }
 
-    /// `malloc` on this device. A failure comes with the out-of-memory
-    /// notices to deliver once no lock is held.
+    /// `malloc` on this device. After a failure the out-of-memory
+    /// observers are told once no lock is held.
     #[inline]
-    pub(crate) fn malloc(&self, size: u64, stream: StreamId) -> Answer {
+    pub(crate) fn malloc(&self, size: u64, stream: StreamId) -> Result<u64, AllocError> {
         // The uncontended path: the lock, the request, one load.
         if let Ok(mut a) = self.state.try_lock() {
-            // A failure's notices are taken first: they are this thread's.
-            let r = a.malloc(size, stream).map_err(|e| with_notices(&mut a, e));
-            if self.posted.load(Ordering::Relaxed) != 0 {
-                self.serve(&mut a, None);
-            }
-            return r;
+            return match a.malloc(size, stream) {
+                Ok(p) => {
+                    if self.posted.load(Ordering::Relaxed) != 0 {
+                        self.serve(&mut a, None);
+                    }
+                    Ok(p)
+                }
+                Err(e) => self.failed_locked(a, e),
+            };
         }
-        self.contended(Request::Malloc { size, stream })
+        self.contended(Request::Malloc { size, stream }).map_err(told)
+    }
+
+    /// A malloc failed with the lock held: take its notices (they are this
+    /// thread's), serve the waiting requests, unlock, tell the observers.
+    #[cold]
+    #[inline(never)]
+    fn failed_locked(&self, mut a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> Result<u64, AllocError> {
+        let failure = with_notices(&mut a, e);
+        self.serve(&mut a, None);
+        drop(a);
+        Err(told(failure))
     }
 
     /// `free` on this device.
@@ -313,6 +327,19 @@ fn with_notices(a: &mut DeviceAllocator, e: AllocError) -> (AllocError, Option<O
     (e, notices)
 }
 
+/// The error of a failed request, once its out-of-memory notices (a
+/// malloc's) are told; no lock is held.
+#[cold]
+#[inline(never)]
+fn told((e, notices): (AllocError, Option<OomNotices>)) -> AllocError {
+    if let Some(n) = notices {
+        if !std::thread::panicking() {
+            n.deliver();
+        }
+    }
+    e
+}
+
 /// The owner's answer from a `DONE` slot, which it then frees.
 fn take_answer(slot: &Slot) -> Answer {
     let error = lock_slot_error(slot).take();
@@ -335,15 +362,6 @@ fn lock_slot_error(slot: &Slot) -> MutexGuard<'_, Option<(AllocError, Option<Oom
 fn thread_hint() -> usize {
     thread_local!(static HINT: u8 = const { 0 });
     HINT.with(|h| std::ptr::from_ref(h) as usize >> 7)
-}
-
-/// Unlock, then hand over the notices.
-pub(crate) fn deliver(notices: Option<OomNotices>) {
-    if let Some(n) = notices {
-        if !std::thread::panicking() {
-            n.deliver();
-        }
-    }
 }
 
 #[allow(dead_code)]

@@ -59,6 +59,9 @@ impl DeviceAllocator {
     /// at all.
     fn check_pending(&self) -> Result<(), String> {
         let Some(m) = self.pending else { return Ok(()) };
+        if !self.blocks.is_live(m.front) || m.rest.is_some_and(|r| !self.blocks.is_live(r)) {
+            return Err("pending merge of a removed block".into());
+        }
         let b = self.blocks.get(m.front);
         if !b.is_allocatable() || !b.mapped || b.private != 0 || (m.rest.is_some() && b.next != m.rest) {
             return Err(format!("pending merge at {:#x}: not a free mapped shared block before its rest", b.addr));
@@ -79,6 +82,10 @@ impl DeviceAllocator {
     fn check_links(&self, id: BlockId, b: &Block) -> Result<(), String> {
         if b.size == 0 {
             return Err(format!("block {id} has size 0"));
+        }
+        // The arena does not check liveness on access (release builds).
+        if [b.prev, b.next].into_iter().flatten().any(|x| !self.blocks.is_live(x)) {
+            return Err(format!("block {id} at {:#x}: links to a removed block", b.addr));
         }
         if let Some(n) = b.next {
             let nb = self.blocks.get(n);
@@ -119,7 +126,7 @@ impl DeviceAllocator {
         if !b.mapped && b.allocated {
             return Err(format!("unmapped block {:#x} is allocated", b.addr));
         }
-        if b.allocated != self.active.contains_key(&b.addr) && b.event_count == 0 {
+        if b.allocated != (self.active.get(b.addr) == Some(id)) && b.event_count == 0 {
             return Err(format!("block {:#x}: allocated {} but active map disagrees", b.addr, b.allocated));
         }
         if b.allocated {

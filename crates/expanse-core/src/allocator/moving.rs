@@ -118,8 +118,11 @@ impl DeviceAllocator {
     fn donors(&self, exclude: &[Option<BlockId>; 3]) -> Vec<Donor> {
         let g = self.device.granularity();
         let mut donors = Vec::new();
+        // Only blocks of at least a page can hold one: each stream's keys
+        // from that size on (the order does not matter, donors are sorted
+        // by their distinct ranks).
         for pool in &self.pools {
-            for key in pool.free.iter() {
+            for key in pool.free.streams().flat_map(|s| pool.free.at_least(s, g)) {
                 let FreeKey { size, addr, block: id, .. } = *key;
                 if size < g || exclude.contains(&Some(id)) {
                     continue;

@@ -63,7 +63,7 @@ impl DeviceAllocator {
     /// Order `stream`'s coming work after every other stream that may still
     /// touch block `id`: an event recorded on each, waited on by `stream`
     /// (no host wait). Changes nothing of the allocator's state, so a failed
-    /// call leaves the block exactly where it was; [`Self::claim`] then
+    /// call leaves the block exactly where it was; `hand_out` then
     /// makes `stream` the block's only user.
     ///
     /// A user stream that `stream` already waited on after the block was
@@ -87,15 +87,6 @@ impl DeviceAllocator {
             self.stats.cross_stream_waits += 1;
         }
         Ok(())
-    }
-
-    /// `stream` is now the only user of block `id` (after `order_reuse`).
-    pub(super) fn claim(&mut self, id: BlockId, stream: StreamId) {
-        let b = self.blocks.get_mut(id);
-        if !b.last_use.is_only(stream) {
-            b.last_use.clear();
-            b.last_use.insert(stream);
-        }
     }
 
     /// When the policy lends and the request's stream has no cached block that fits,
@@ -136,7 +127,7 @@ impl DeviceAllocator {
     /// is reused only after the work queued on `stream` by then completed.
     pub fn record_stream(&mut self, ptr: u64, stream: StreamId) -> Result<(), AllocError> {
         self.settle();
-        let Some(&id) = self.active.get(&ptr) else {
+        let Some(id) = self.active.get(ptr) else {
             return Err(AllocError::Misuse { message: format!("record_stream on unknown pointer {ptr:#x}") });
         };
         let b = self.blocks.get_mut(id);
