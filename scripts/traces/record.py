@@ -4126,7 +4126,7 @@ def _padded_ids(vocab, lengths, pad=0, mult=1):
     return ids.masked_fill(~mask, pad), mask.long()
 
 
-@workload("LLM knowledge distillation: a frozen Llama-style teacher (HF LlamaForCausalLM, hidden 2048, 16 layers, GQA 16/4 heads, MLP 5632, vocab 32000: 1.1B, random init, bf16, eval, no_grad) and a trained student (hidden 1024, 12 layers, GQA 16/4, MLP 2816, same vocab: 0.3B); batches of 1-16 sequences of 128-2048 tokens (log-uniform) right-padded to the longest (multiple of 8) and capped at 16k tokens; loss 0.5 CE + 0.5 KL to the teacher's softened logits (T=2) over the real tokens, 80 steps, gradient clipping, AdamW, bf16 autocast")
+@workload("LLM knowledge distillation: a frozen Llama-style teacher (HF LlamaForCausalLM, hidden 2048, 16 layers, GQA 16/4 heads, MLP 5632, vocab 32000: 1.1B, random init, bf16, eval, no_grad) and a trained student (hidden 1024, 12 layers, GQA 16/4, MLP 2816, same vocab: 0.3B); batches of 1-16 sequences of 128-2048 tokens (log-uniform) right-padded to the longest (multiple of 8) and capped at 16k tokens; loss 0.5 CE + 0.5 KL to the teacher's softened logits (T=2) over the real tokens, 120 steps, gradient clipping, AdamW, bf16 autocast")
 def llm_distill(rng):
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -4140,7 +4140,7 @@ def llm_distill(rng):
     student.config.use_cache = False
     opt = torch.optim.AdamW(student.parameters(), lr=3e-4)
     t = 2.0
-    for _ in range(80):
+    for _ in range(120):
         lengths = []
         for _ in range(rng.randint(1, 16)):
             n = _loguniform(rng, 128, 2048)
@@ -4363,7 +4363,7 @@ def perceiver_bytes(rng):
 class _YConv(torch.nn.Sequential):
     def __init__(self, c1, c2, k=1, s=1):
         nn = torch.nn
-        super().__init__(nn.Conv2d(c1, c2, k, s, k // 2, bias=False), nn.BatchNorm2d(c2, eps=1e-3, momentum=0.03), nn.SiLU())
+        super().__init__(nn.Conv2d(c1, c2, k, s, (k - 1) // 2, bias=False), nn.BatchNorm2d(c2, eps=1e-3, momentum=0.03), nn.SiLU())
 
 
 class _C3(torch.nn.Module):
@@ -4426,7 +4426,7 @@ def _box_giou(a, b):
     return iou - (hull - union) / hull
 
 
-@workload("single-stage detection training, YOLOv5-style (hand-written YOLOv5s: CSP-Darknet with C3 blocks, SPPF, PAN neck, 3 anchors at strides 8/16/32, 80 classes, random init), mosaic batches (assembled on the host: 0-120 boxes per image) at multi-scale sizes 320-960 px (0.5-1.5 x 640, multiple of 32), batch 16-64 capped at 64 images of 640 px worth of pixels, YOLOv5's target building (anchor-ratio matching, centre cell plus its two nearest neighbours), GIoU box, objectness and class BCE losses, 120 steps, SGD (momentum 0.937, nesterov) with an EMA of the weights, bf16 autocast")
+@workload("single-stage detection training, YOLOv5-style (hand-written YOLOv5s: CSP-Darknet with C3 blocks, SPPF, PAN neck, 3 anchors at strides 8/16/32, 80 classes, random init), mosaic batches (assembled on the host: 0-120 boxes per image) at multi-scale sizes 320-960 px (0.5-1.5 x 640, multiple of 32), batch 16-64 capped at 64 images of 640 px worth of pixels, YOLOv5's target building (anchor-ratio matching, centre cell plus its two nearest neighbours), GIoU box, objectness and class BCE losses, 200 steps, SGD (momentum 0.937, nesterov) with an EMA of the weights, bf16 autocast")
 def yolo_mosaic(rng):
     f = torch.nn.functional
     model = _Yolo().cuda().train()
@@ -4436,7 +4436,7 @@ def yolo_mosaic(rng):
     anchors = torch.tensor([[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119], [116, 90, 156, 198, 373, 326]], device="cuda").float().view(3, 3, 2)
     strides = (8, 16, 32)
     offsets = torch.tensor([[0, 0], [1, 0], [0, 1], [-1, 0], [0, -1]], device="cuda").float() * 0.5
-    for step in range(120):
+    for step in range(200):
         size = randint(rng, 320, 960, 32)
         b = min(rng.randint(16, 64), 64 * 640 * 640 // (size * size))
         imgs = torch.randint(0, 256, (b, 3, size, size), dtype=torch.uint8).pin_memory()
@@ -4494,7 +4494,7 @@ def yolo_mosaic(rng):
         del imgs, boxes, x, targets, preds, lbox, lobj, lcls, loss
 
 
-@workload("translation serving with beam search: HF MarianMTModel (Marian transformer-base: 6+6 layers, d_model 512, 8 heads, FFN 2048, shared vocab 58101, sinusoidal positions, random init) fp16 under inference_mode, a dynamic batcher taking the queued requests (sentences of 4-128 tokens, log-uniform) up to 64 sentences or 4096 source tokens, sorted by length and right-padded to the batch's longest, generate with 4 beams for exactly 1.1 x the longest source + 4 new tokens (at most 160), 40 batches, best hypotheses copied back")
+@workload("translation serving with beam search: HF MarianMTModel (Marian transformer-base: 6+6 layers, d_model 512, 8 heads, FFN 2048, shared vocab 58101, sinusoidal positions, random init) fp16 under inference_mode, a dynamic batcher taking the queued requests (sentences of 4-128 tokens, log-uniform) up to 64 sentences or 4096 source tokens, sorted by length and right-padded to the batch's longest, generate with 4 beams for exactly 1.1 x the longest source + 4 new tokens (at most 160), 32 batches, best hypotheses copied back")
 def marian_beam(rng):
     from transformers import MarianConfig, MarianMTModel
 
@@ -4506,7 +4506,7 @@ def marian_beam(rng):
     model = MarianMTModel(cfg).to("cuda", torch.float16).eval()
     queue = []
     with torch.inference_mode():
-        for _ in range(40):
+        for _ in range(32):
             # Requests that arrived while the previous batch was being decoded.
             queue += [_loguniform(rng, 4, 128) for _ in range(_loguniform(rng, 1, 96))]
             queue.sort()
