@@ -4126,7 +4126,7 @@ def _padded_ids(vocab, lengths, pad=0, mult=1):
     return ids.masked_fill(~mask, pad), mask.long()
 
 
-@workload("LLM knowledge distillation: a frozen Llama-style teacher (HF LlamaForCausalLM, hidden 2048, 16 layers, GQA 16/4 heads, MLP 5632, vocab 32000: 1.1B, random init, bf16, eval, no_grad) and a trained student (hidden 1024, 12 layers, GQA 16/4, MLP 2816, same vocab: 0.3B); batches of 1-16 sequences of 128-2048 tokens (log-uniform) right-padded to the longest (multiple of 8) and capped at 16k tokens; loss 0.5 CE + 0.5 KL to the teacher's softened logits (T=2) over the real tokens, 120 steps, gradient clipping, AdamW, bf16 autocast")
+@workload("LLM knowledge distillation: a frozen Llama-style teacher (HF LlamaForCausalLM, hidden 2048, 16 layers, GQA 16/4 heads, MLP 5632, vocab 32000: 1.1B, random init, bf16, eval, no_grad) and a trained student (hidden 1024, 12 layers, GQA 16/4, MLP 2816, same vocab: 0.3B); batches of 1-16 sequences of 128-2048 tokens (log-uniform) right-padded to the longest (multiple of 8) and capped at 12k tokens; loss 0.5 CE + 0.5 KL to the teacher's softened logits (T=2) over the real tokens, 120 steps, gradient clipping, AdamW, bf16 autocast")
 def llm_distill(rng):
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -4144,7 +4144,7 @@ def llm_distill(rng):
         lengths = []
         for _ in range(rng.randint(1, 16)):
             n = _loguniform(rng, 128, 2048)
-            if (len(lengths) + 1) * max(lengths + [n]) > 16384:
+            if (len(lengths) + 1) * max(lengths + [n]) > 12288:
                 break
             lengths.append(n)
         ids, mask = _padded_ids(32000, lengths, mult=8)
@@ -4211,7 +4211,7 @@ def esm_mlm(rng):
         del ids, mask, pick, labels, roll, inputs, loss
 
 
-@workload("quantization-aware training, PyTorch eager-mode QAT as in its tutorial: torchvision's quantizable ResNet-50 (random init) with conv-BN-ReLU fused for QAT (fuse_model(is_qat=True)), the default fbgemm QAT qconfig (per-channel weight and per-tensor activation fake quantization with moving-average observers) from prepare_qat; batches of 32-128 images at 224 px, observers disabled after 60 steps and BatchNorm statistics frozen after 80, 140 steps, SGD with momentum, fp32")
+@workload("quantization-aware training, PyTorch eager-mode QAT as in its tutorial: torchvision's quantizable ResNet-50 (random init) with conv-BN-ReLU fused for QAT (fuse_model(is_qat=True)), the default fbgemm QAT qconfig (per-channel weight and per-tensor activation fake quantization with moving-average observers) from prepare_qat; batches of 32-96 images at 224 px, observers disabled after 60 steps and BatchNorm statistics frozen after 80, 140 steps, SGD with momentum, fp32")
 def qat_resnet(rng):
     import torchvision.models.quantization as qmodels
     from torch.ao.nn.intrinsic import qat as nniqat
@@ -4229,7 +4229,7 @@ def qat_resnet(rng):
             model.apply(tq.disable_observer)
         if step == 80:
             model.apply(nniqat.freeze_bn_stats)
-        b = rng.randint(32, 128)
+        b = rng.randint(32, 96)
         x = torch.randn(b, 3, 224, 224, device="cuda")
         y = torch.randint(0, 1000, (b,), device="cuda")
         loss = torch.nn.functional.cross_entropy(model(x), y)
