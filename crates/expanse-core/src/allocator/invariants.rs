@@ -41,6 +41,9 @@ impl DeviceAllocator {
                     .into(),
             );
         }
+        if !self.order.waits_by_now() {
+            return Err("stream order: a wait is stamped past the free clock".into());
+        }
         self.check_nothing_to_release()
     }
 
@@ -82,6 +85,9 @@ impl DeviceAllocator {
     fn check_links(&self, id: BlockId, b: &Block) -> Result<(), String> {
         if b.size == 0 {
             return Err(format!("block {id} has size 0"));
+        }
+        if !self.order.stamped_by_now(b.freed_at) {
+            return Err(format!("block {id} at {:#x}: freed at {}, past the free clock", b.addr, b.freed_at));
         }
         // The arena does not check liveness on access (release builds).
         if [b.prev, b.next].into_iter().flatten().any(|x| !self.blocks.is_live(x)) {
@@ -158,9 +164,6 @@ impl DeviceAllocator {
         }
         if !b.mapped && !b.last_use.is_empty() {
             return Err(format!("unmapped block {:#x} has users", b.addr));
-        }
-        if !self.order.consistent(b.freed_at) {
-            return Err(format!("block {:#x} freed at {} or a wait stamped past the free clock", b.addr, b.freed_at));
         }
         if b.mapped {
             if !seg.is_mapped(b.addr, b.size) {

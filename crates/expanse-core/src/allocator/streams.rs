@@ -53,9 +53,15 @@ impl StreamOrder {
         self.waited.insert((waiter, on), self.clock);
     }
 
-    /// Whether no stamp is in the future (for `check_invariants`).
-    pub(super) fn consistent(&self, freed_at: u64) -> bool {
-        freed_at <= self.clock && self.waited.values().all(|&t| t <= self.clock)
+    /// Whether a block's free stamp is not in the future (for
+    /// `check_invariants`).
+    pub(super) fn stamped_by_now(&self, freed_at: u64) -> bool {
+        freed_at <= self.clock
+    }
+
+    /// Whether no wait is stamped in the future (for `check_invariants`).
+    pub(super) fn waits_by_now(&self) -> bool {
+        self.waited.values().all(|&t| t <= self.clock)
     }
 }
 
