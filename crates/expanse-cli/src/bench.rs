@@ -9,7 +9,9 @@
 //! - growth: an expandable segment grown by 1 GiB at once and in 2 MiB
 //!   steps, then given back by `empty_cache`;
 //! - threads: the mixed pattern on 1, 2, 4, 8 threads at once, each on its
-//!   own stream and all on one stream (total steps per second);
+//!   own stream and all on one stream (total steps per second), and, as
+//!   the bound a per-stream split of the state could reach, each thread on
+//!   an allocator of its own;
 //! - replay: ns per event of each trace in `traces/` (one run each, the
 //!   first events only unless `--full`).
 
@@ -277,60 +279,85 @@ fn growth(device: &Arc<dyn Device>, config: &Config) -> Result<Growth, String> {
     Ok(g)
 }
 
-/// Total mixed steps per second of `n` threads, each on its own stream
-/// (`own_streams`) or all on the default stream, and the cross-stream
-/// event waits a malloc asked of the device (each an event recorded,
-/// waited on and released, under the device lock).
+/// How the threads of the threaded pattern share the allocator.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// One allocator, every thread on the default stream.
+    OneStream,
+    /// One allocator, each thread on a stream of its own.
+    OwnStreams,
+    /// Each thread its own allocator (over the same device) and stream:
+    /// nothing shared but the device, so no lock is contended. Not a
+    /// configuration anyone runs (no lending, no common statistics): the
+    /// bound a per-stream split of the allocator's state could reach.
+    OwnAllocators,
+}
+
+/// Total mixed steps per second of `n` threads laid out as `layout`, and
+/// the cross-stream event waits a malloc asked of the device (each an
+/// event recorded, waited on and released, under the device lock).
 fn threaded(
     device: &Arc<dyn Device>,
     config: &Config,
     n: usize,
-    own_streams: bool,
+    layout: Layout,
     steps: usize,
 ) -> Result<(f64, f64), String> {
     let streams: Vec<StreamId> = (0..n)
-        .map(|_| if own_streams { device.create_stream() } else { Ok(StreamId::DEFAULT) })
+        .map(|_| if layout == Layout::OneStream { Ok(StreamId::DEFAULT) } else { device.create_stream() })
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let a = CachingAllocator::new(vec![Arc::clone(device)], config.clone());
+    let count = if layout == Layout::OwnAllocators { n } else { 1 };
+    let allocators: Vec<CachingAllocator> =
+        (0..count).map(|_| CachingAllocator::new(vec![Arc::clone(device)], config.clone())).collect();
     let result = median(|| {
-        let barrier = Barrier::new(n + 1);
-        let elapsed = std::thread::scope(|scope| {
+        // Each thread times itself from the barrier to its last step; the
+        // run lasts from the first start to the last end (a clock read by
+        // this thread after the barrier would start late whenever the
+        // workers take every core).
+        let barrier = Barrier::new(n);
+        let spans = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..n)
                 .map(|i| {
-                    let (a, barrier, stream) = (&a, &barrier, streams[i]);
-                    scope.spawn(move || -> Result<(), String> {
+                    let (a, barrier, stream) = (&allocators[i % count], &barrier, streams[i]);
+                    scope.spawn(move || -> Result<(Instant, Instant), String> {
                         let mut m = Mixed::fill(a, 42 + i as u64, stream);
                         if let Ok(m) = &mut m {
                             m.steps(a, steps / 10)?;
                         }
                         barrier.wait();
+                        let start = Instant::now();
                         let mut m = m?;
                         m.steps(a, steps)?;
-                        m.free_all(a)
+                        let end = Instant::now();
+                        m.free_all(a)?;
+                        Ok((start, end))
                     })
                 })
                 .collect();
-            barrier.wait();
-            let t = Instant::now();
-            let r: Result<(), String> = handles.into_iter().try_for_each(|h| h.join().expect("bench thread"));
-            r.map(|()| t.elapsed().as_secs_f64())
+            handles.into_iter().map(|h| h.join().expect("bench thread")).collect::<Result<Vec<_>, String>>()
         })?;
-        Ok((n * steps) as f64 / elapsed)
+        let start = spans.iter().map(|s| s.0).min().expect("at least one thread");
+        let end = spans.iter().map(|s| s.1).max().expect("at least one thread");
+        Ok((n * steps) as f64 / (end - start).as_secs_f64())
     });
-    let st = a.stats(0).map_err(|e| e.to_string())?;
-    let waits = st.cross_stream_waits as f64 / st.allocation.all.allocated.max(1) as f64;
-    drop(a);
+    let (mut waits, mut mallocs) = (0u64, 0i64);
+    for a in &allocators {
+        let st = a.stats(0).map_err(|e| e.to_string())?;
+        waits += st.cross_stream_waits;
+        mallocs += st.allocation.all.allocated;
+    }
+    drop(allocators);
     for s in streams.into_iter().filter(|s| *s != StreamId::DEFAULT) {
         device.destroy_stream(s).map_err(|e| e.to_string())?;
     }
-    result.map(|ops| (ops, waits))
+    result.map(|ops| (ops, waits as f64 / mallocs.max(1) as f64))
 }
 
 /// One row of the threaded pattern: the thread count, then (steps per
 /// second, cross-stream waits a malloc) with a stream each and with one
-/// stream for all.
-type Threads = (usize, (f64, f64), (f64, f64));
+/// stream for all, then steps per second with an allocator each.
+type Threads = (usize, (f64, f64), (f64, f64), (f64, f64));
 
 /// Thread counts: powers of two up to `max`, and `max`.
 fn thread_counts(max: usize) -> Vec<usize> {
@@ -377,7 +404,7 @@ struct Figures {
     hot_pair: Vec<(u64, f64)>,
     mixed: Option<f64>,
     growth: Option<Growth>,
-    /// (threads, own streams ops/s, one stream ops/s).
+    /// (threads, own streams, one stream, own allocators).
     threads: Vec<Threads>,
     replay: Vec<(String, usize, f64)>,
     seconds: f64,
@@ -396,9 +423,10 @@ fn measure(o: &BenchOptions, config: &Config) -> Result<Figures, String> {
     let growth = if runs("growth") { Some(growth(&device, config)?) } else { None };
     let mut threads = Vec::new();
     for n in thread_counts(o.threads).into_iter().filter(|_| runs("threads")) {
-        let own = threaded(&device, config, n, true, o.scale.thread_steps())?;
-        let one = threaded(&device, config, n, false, o.scale.thread_steps())?;
-        threads.push((n, own, one));
+        let own = threaded(&device, config, n, Layout::OwnStreams, o.scale.thread_steps())?;
+        let one = threaded(&device, config, n, Layout::OneStream, o.scale.thread_steps())?;
+        let apart = threaded(&device, config, n, Layout::OwnAllocators, o.scale.thread_steps())?;
+        threads.push((n, own, one, apart));
     }
     drop(device);
     let replay = if runs("replay") { replays(o, config)? } else { Vec::new() };
@@ -420,9 +448,11 @@ fn to_json(o: &BenchOptions, conf: &str, f: &Figures) -> serde_json::Value {
             "steps_2mib_x512_alloc_us": g.steps_alloc_us,
             "steps_2mib_x512_empty_cache_us": g.steps_empty_cache_us,
         })),
-        "threads": obj(f.threads.iter().map(|(n, (own, waits), (one, _))| (n.to_string(), serde_json::json!({
+        "threads": obj(f.threads.iter().map(|(n, (own, waits), (one, _), apart)| (n.to_string(), serde_json::json!({
             "own_streams_ops_per_s": own,
             "one_stream_ops_per_s": one,
+            "own_allocators_ops_per_s": apart.0,
+            "own_allocators_cross_stream_waits_per_malloc": apart.1,
             "own_streams_speedup": own / base,
             "own_streams_cross_stream_waits_per_malloc": waits,
         }))).collect()),
@@ -452,10 +482,15 @@ fn print_table(o: &BenchOptions, conf: &str, f: &Figures) {
         g.one_alloc_us, g.one_empty_cache_us, g.steps_alloc_us, g.steps_empty_cache_us);
     }
     if !f.threads.is_empty() {
-        println!("\n| threads | own streams (steps/s) | speed-up | cross-stream waits a malloc | one stream (steps/s) |\n|---:|---:|---:|---:|---:|");
+        println!("\n| threads | own streams (steps/s) | speed-up | cross-stream waits a malloc | one stream (steps/s) | an allocator each (steps/s; no state shared) | its speed-up |\n|---:|---:|---:|---:|---:|---:|---:|");
         let base = f.threads.first().map_or(1.0, |t| t.1 .0);
-        for (n, (own, waits), (one, _)) in &f.threads {
-            println!("| {n} | {own:.0} | {:.2}x | {waits:.3} | {one:.0} |", own / base);
+        let base_apart = f.threads.first().map_or(1.0, |t| t.3 .0);
+        for (n, (own, waits), (one, _), (apart, _)) in &f.threads {
+            println!(
+                "| {n} | {own:.0} | {:.2}x | {waits:.3} | {one:.0} | {apart:.0} | {:.2}x |",
+                own / base,
+                apart / base_apart
+            );
         }
     }
     if !f.replay.is_empty() {

@@ -31,7 +31,10 @@ fn quick_json_reports_every_part() {
     for n in ["1", "2"] {
         assert!(j["threads"][n]["own_streams_ops_per_s"].as_f64().is_some_and(|v| v > 0.0), "threads {n}");
         assert!(j["threads"][n]["one_stream_ops_per_s"].as_f64().is_some_and(|v| v > 0.0), "threads {n}");
+        assert!(j["threads"][n]["own_allocators_ops_per_s"].as_f64().is_some_and(|v| v > 0.0), "threads {n}");
     }
+    // An allocator each shares no state, so no malloc waits on another stream.
+    assert_eq!(j["threads"]["2"]["own_allocators_cross_stream_waits_per_malloc"], 0.0);
     assert!(j["threads"]["4"].is_null(), "--threads 2 stops at 2");
     assert_eq!(j["replay_events"]["five_streams"], 800);
     assert!(j["replay_ns_per_event"]["five_streams"].as_f64().is_some_and(|ns| ns > 0.0));
