@@ -17,8 +17,8 @@
 # 3. lists $OUT/corpus, shows the tail of every log, and packs $OUT/corpus
 #    into $OUT/TAG.tar.gz.part00, part01, ... of 15 MiB at most (the loose
 #    files removed: the device tool brings back 8 files of 16 MiB at most;
-#    `cat TAG.tar.gz.part* | tar -xzf -` unpacks them). $OUT/TAG.log is
-#    this script's output.
+#    `cat TAG.tar.gz.part* | tar -xzf -` unpacks them), after step 4
+#    below. $OUT/TAG.log is this script's output.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export OUT=${OUT:-$PWD/gpu-out}
@@ -68,6 +68,21 @@ for n in "${NAMES[@]}"; do
 print(d['workload'], d['events'], 'events', d['seconds'], 's, peak reserved', d['memory_stats'].get('reserved_bytes.all.peak'))" \
     "$OUT/corpus/$n.live.json"
 done
+
+# 4. with EXPANSE_BIN set (a built `expanse`, e.g. .device-bin/expanse),
+#    each trace replayed on --backend cuda in expanse's PyTorch-native and
+#    PyTorch-expandable modes and its default, one JSON line each, into
+#    $OUT/TAG-modes.jsonl, until MODES_DEADLINE seconds after the start
+#    (default 540): both PyTorch modes must give the replays' peaks above.
+if [ -n "${EXPANSE_BIN:-}" ]; then
+  for t in "${traces[@]}"; do
+    for conf in expandable_segments:False expandable_segments:True,pytorch_compat:True expandable_segments:True; do
+      [ $(($(date +%s) - START)) -lt "${MODES_DEADLINE:-540}" ] || break 2
+      timeout 40 "$EXPANSE_BIN" replay "$t" --backend cuda --conf "$conf" --json
+    done
+  done > "$OUT/$TAG-modes.jsonl" 2>&1
+  elapsed "replayed on cuda: $(wc -l < "$OUT/$TAG-modes.jsonl") lines"
+fi
 
 tar -C "$OUT" -czf - corpus | split -b 15m -d - "$OUT/$TAG.tar.gz.part" && rm -rf "${OUT:?}/corpus"
 elapsed "packed"
