@@ -257,6 +257,35 @@ pub fn events_complete_after_synchronize(d: &dyn Device) -> Check {
     ok(d.synchronize(), "synchronize")
 }
 
+/// A released event is gone: using it again is misuse. Events go on being
+/// recorded, waited on and released well past any pool a backend keeps of
+/// released ones, each with a new id, and complete with their stream.
+pub fn released_events_are_gone(d: &dyn Device) -> Check {
+    let s = StreamId::DEFAULT;
+    let first = ok(d.record_event(s), "record_event")?;
+    ok(d.synchronize_stream(s), "synchronize_stream")?;
+    ok(d.release_event(first), "release_event")?;
+    ensure!(matches!(d.query_event(first), Err(DeviceError::Misuse(_))), "query of a released event was not misuse");
+    ensure!(matches!(d.wait_event(s, first), Err(DeviceError::Misuse(_))), "wait on a released event was not misuse");
+    ensure!(matches!(d.release_event(first), Err(DeviceError::Misuse(_))), "second release was not misuse");
+    let other = ok(d.create_stream(), "create_stream")?;
+    let mut ids = vec![first];
+    for i in 0..200 {
+        let (on, waiter) = if i % 2 == 0 { (other, s) } else { (s, other) };
+        let e = ok(d.record_event(on), "record_event")?;
+        ensure!(!ids.contains(&e), "record_event gave id {e:?} twice");
+        ids.push(e);
+        ok(d.wait_event(waiter, e), "wait_event")?;
+        ok(d.release_event(e), "release_event")?;
+    }
+    let last = ok(d.record_event(other), "record_event")?;
+    ok(d.synchronize_stream(other), "synchronize_stream")?;
+    ensure!(ok(d.query_event(last), "query_event")?, "event not complete after synchronizing its stream");
+    ok(d.release_event(last), "release_event")?;
+    ok(d.destroy_stream(other), "destroy_stream")?;
+    ok(d.synchronize(), "synchronize")
+}
+
 /// Streams made by `create_stream` take events and waits like the default
 /// stream, are distinct from it and from each other, and can be destroyed.
 pub fn created_streams_work(d: &dyn Device) -> Check {
@@ -295,7 +324,8 @@ macro_rules! __with_checks {
             reserve_is_aligned, map_write_read_cycle, remap_shows_other_page,
             unmap_covers_several_pages, misuse_is_refused,
             capacity_exhaustion_is_out_of_memory, failed_map_leaves_nothing_mapped,
-            malloc_free_cycle, events_complete_after_synchronize, created_streams_work
+            malloc_free_cycle, events_complete_after_synchronize, released_events_are_gone,
+            created_streams_work
         ] }
     };
 }

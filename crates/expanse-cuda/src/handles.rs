@@ -217,14 +217,29 @@ unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
 
 impl Event {
+    /// A new event in `ctx`, recording nothing yet.
+    pub fn create(ctx: &Arc<Context>) -> Result<Event> {
+        let d = ctx.enter()?;
+        Ok(Event { ctx: Arc::clone(ctx), raw: result::event_create(&d)? })
+    }
+
     /// A new event recording the work queued on `stream` so far.
     pub fn record(stream: &Stream) -> Result<Event> {
-        let d = stream.ctx.enter()?;
-        let event = Event { ctx: Arc::clone(&stream.ctx), raw: result::event_create(&d)? };
-        // SAFETY: the event was just created in this context and the stream
-        // is live while `stream` is.
-        unsafe { result::event_record(&d, event.raw, stream.raw)? };
+        let event = Event::create(&stream.ctx)?;
+        event.record_on(stream)?;
         Ok(event)
+    }
+
+    /// Record the work queued on `stream` so far, replacing what the event
+    /// recorded before. (A stream that waited on the event before keeps
+    /// waiting on the earlier record only: `cuStreamWaitEvent` takes the
+    /// event's state when called, so an event may be recorded again once
+    /// every wait on it was queued.)
+    pub fn record_on(&self, stream: &Stream) -> Result<()> {
+        let d = stream.ctx.enter()?;
+        // SAFETY: the event is live while `self` is, and the stream while
+        // `stream` is; both belong to the context entered.
+        unsafe { result::event_record(&d, self.raw, stream.raw) }
     }
 
     /// Whether the recorded work completed.

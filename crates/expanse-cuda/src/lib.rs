@@ -63,7 +63,15 @@ struct State {
     /// Live events by id.
     events: HashMap<u64, Event>,
     next_event: u64,
+    /// Released events kept for the next records (at most
+    /// [`IDLE_EVENTS`]): a cross-stream wait then costs a record and a
+    /// wait, not a create, a record, a wait and a destroy.
+    idle_events: Vec<Event>,
 }
+
+/// Released events kept for reuse, at most (PyTorch's allocator keeps a
+/// pool of events per device the same way).
+const IDLE_EVENTS: usize = 64;
 
 /// One GPU.
 pub struct CudaDevice {
@@ -184,6 +192,7 @@ impl Drop for CudaDevice {
             eprintln!("expanse-cuda: device {} dropped with {live} physical page(s) still alive", self.ordinal);
         }
         s.events.clear();
+        s.idle_events.clear();
         s.streams.clear();
         for e in self.ctx.take_errors() {
             eprintln!("expanse-cuda: device {}: {e}", self.ordinal);
@@ -300,7 +309,15 @@ impl Device for CudaDevice {
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
-        let event = self.with_stream("record_event", stream, Event::record)?;
+        let idle = self.lock().idle_events.pop();
+        let event = match idle {
+            Some(e) => e,
+            None => Event::create(&self.ctx)?,
+        };
+        if let Err(e) = self.with_stream("record_event", stream, |st| event.record_on(st)) {
+            self.lock().idle_events.push(event);
+            return Err(e);
+        }
         let mut s = self.lock();
         let id = s.next_event;
         s.next_event += 1;
@@ -316,8 +333,17 @@ impl Device for CudaDevice {
     }
 
     fn release_event(&self, event: EventId) -> Result<()> {
-        match self.lock().events.remove(&event.0) {
+        let mut s = self.lock();
+        match s.events.remove(&event.0) {
             Some(e) => {
+                if s.idle_events.len() < IDLE_EVENTS {
+                    // Every wait on it is queued (the allocator releases an
+                    // event after its wait, or once it completed), so it
+                    // may be recorded again.
+                    s.idle_events.push(e);
+                    return Ok(());
+                }
+                drop(s);
                 drop(e);
                 self.ctx.take_errors().into_iter().next().map_or(Ok(()), Err)
             }

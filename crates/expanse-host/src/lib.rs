@@ -23,7 +23,7 @@
 
 mod sys;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
 
@@ -55,6 +55,9 @@ struct State {
     /// Free offsets of the memfd: start -> length.
     free_offsets: FreeRanges,
     next_event: u64,
+    /// Events recorded and not released (the host's work is done when
+    /// queued, so an event only needs to exist to be used).
+    live_events: HashSet<u64>,
     /// Where classic `malloc`s go, reserved at the first one.
     classic: Option<ClassicArena>,
 }
@@ -199,6 +202,17 @@ impl Drop for HostDevice {
             if let Err(e) = unsafe { sys::munmap(base, size) } {
                 eprintln!("expanse-host: munmap of {base:#x} failed: {e}");
             }
+        }
+    }
+}
+
+impl HostDevice {
+    /// `event` was recorded and not released, or `call` misused it.
+    fn live_event(&self, call: &'static str, event: EventId) -> Result<()> {
+        if self.lock().live_events.contains(&event.0) {
+            Ok(())
+        } else {
+            Err(DeviceError::misuse(call, event.0, "unknown event"))
         }
     }
 }
@@ -392,19 +406,24 @@ impl Device for HostDevice {
         let mut s = self.lock();
         let id = s.next_event;
         s.next_event += 1;
+        s.live_events.insert(id);
         Ok(EventId(id))
     }
 
-    fn query_event(&self, _event: EventId) -> Result<bool> {
-        Ok(true)
+    fn query_event(&self, event: EventId) -> Result<bool> {
+        self.live_event("query_event", event).map(|()| true)
     }
 
-    fn release_event(&self, _event: EventId) -> Result<()> {
-        Ok(())
+    fn release_event(&self, event: EventId) -> Result<()> {
+        if self.lock().live_events.remove(&event.0) {
+            Ok(())
+        } else {
+            Err(DeviceError::misuse("release_event", event.0, "unknown event"))
+        }
     }
 
-    fn wait_event(&self, _stream: StreamId, _event: EventId) -> Result<()> {
-        Ok(())
+    fn wait_event(&self, _stream: StreamId, event: EventId) -> Result<()> {
+        self.live_event("wait_event", event)
     }
 
     fn synchronize_stream(&self, _stream: StreamId) -> Result<()> {
