@@ -4625,7 +4625,7 @@ def longformer_doc(rng):
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min((i + 1) / 12, max(0.0, (steps - i) / steps)))
     for _ in range(steps):
         lengths = [_loguniform(rng, *_smoke((256, 4096), (64, 600))) for _ in range(rng.randint(1, 16))]
-        while len(lengths) > 1 and len(lengths) * -(-max(lengths) // 512) * 512 > 8192:
+        while len(lengths) > 1 and len(lengths) * -(-max(lengths) // 512) * 512 > _smoke(8192, 1024):
             lengths.pop()
         s = max(lengths)
         ids = torch.randint(3, cfg.vocab_size, (len(lengths), s), device="cuda")
@@ -4643,7 +4643,7 @@ def longformer_doc(rng):
         del ids, mask, labels, loss
 
 
-@workload("optimizer-state offload on one GPU, ZeRO-Offload-style (DeepSpeed's stage-2 CPU offload, written by hand): an HF LlamaForCausalLM (hidden 1024, 20 layers, GQA 16/4 heads, MLP 2816, vocab 32000: 0.29B, random init) with bf16 weights on the GPU, fp32 master weights, gradients and AdamW moments on the host; each parameter's gradient copied to a pinned host buffer as soon as the backward has accumulated it (post-accumulate-grad hooks) and freed on the device at once, then clipping and a CPU AdamW step on the fp32 masters, and the updated weights copied back into the bf16 parameters through pinned buffers; batch 1-8 x seq 256-2048 (multiple of 64) capped at 8192 tokens, 60 steps, bf16 weights (no autocast)")
+@workload("optimizer-state offload on one GPU, ZeRO-Offload-style (DeepSpeed's stage-2 CPU offload, written by hand): an HF LlamaForCausalLM (hidden 1024, 20 layers, GQA 16/4 heads, MLP 2816, vocab 32000: 0.29B, random init) with bf16 weights on the GPU, fp32 master weights, gradients and AdamW moments on the host; each parameter's gradient copied to a pinned host buffer as soon as the backward has accumulated it (post-accumulate-grad hooks) and freed on the device at once, then clipping and a fused CPU AdamW step on the fp32 masters, and the updated weights copied back into the bf16 parameters through pinned buffers; batch 1-8 x seq 256-2048 (multiple of 64) capped at 8192 tokens, 40 steps, bf16 weights (no autocast)")
 def zero_offload(rng):
     from transformers import LlamaForCausalLM
 
@@ -4658,7 +4658,8 @@ def zero_offload(rng):
     staging = [torch.empty(m.shape, dtype=torch.bfloat16).pin_memory() for m in masters]
     model = model.to("cuda", torch.bfloat16).train()
     params = list(model.parameters())
-    opt = torch.optim.AdamW(masters, lr=3e-4, weight_decay=0.1, foreach=True)
+    # Fused on the host, as DeepSpeed's CPUAdam is (foreach would take several seconds a step).
+    opt = torch.optim.AdamW(masters, lr=3e-4, weight_decay=0.1, fused=True)
 
     def offload(i):
         def hook(p):
@@ -4669,7 +4670,10 @@ def zero_offload(rng):
 
     for i, p in enumerate(params):
         p.register_post_accumulate_grad_hook(offload(i))
-    for _ in range(_smoke(60, 2)):
+    # 442 tensors a step with 2 layers on CPU (about 190 a layer): some 4k a
+    # step with 20, so 40 steps make about 320k events; the host step (about
+    # 1-2 s) sets the time.
+    for _ in range(_smoke(40, 2)):
         s = randint(rng, *_smoke((256, 2048), (64, 128)), 64)
         b = max(1, min(rng.randint(1, 8), 8192 // s))
         ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
@@ -4850,11 +4854,13 @@ class _TransfoXL(torch.nn.Module):
         return loss, new_mems
 
 
-@workload("recurrence-memory LM training, Transformer-XL as in its WikiText-103 base recipe (16 layers, width 410, 10 heads of 41, FFN 2100, relative positional attention with the relative shift, adaptive softmax over 267735 words with cutoffs 20k/40k/200k, run in fp32; random init), batch 32 of word streams (Zipf-like ids, log-uniform over the vocabulary), segments of variable length (the recipe's varlen: 150 tokens, or 75 one time in twenty, plus gaussian noise of 5), the hidden states of every layer carried as a detached memory of 150 tokens; every 100 segments an evaluation of 8 segments of 128 under no_grad with a 640-token memory; 400 training segments, gradient clipping 0.25, cosine schedule, Adam, bf16 autocast")
+@workload("recurrence-memory LM training, Transformer-XL as in its WikiText-103 base recipe (16 layers, width 410, 10 heads of 41, FFN 2100, relative positional attention with the relative shift, adaptive softmax over 267735 words with cutoffs 20k/40k/200k, run in fp32; random init), batch 32 of word streams (Zipf-like ids, log-uniform over the vocabulary), segments of variable length (the recipe's varlen: 150 tokens, or 75 one time in twenty, plus gaussian noise of 5), the hidden states of every layer carried as a detached memory of 150 tokens; every 80 segments an evaluation of 8 segments of 128 under no_grad with a 640-token memory; 240 training segments, gradient clipping 0.25, cosine schedule, Adam, bf16 autocast")
 def transfo_xl(rng):
     vocab, layers, d = 267735, 16, 410
     model = _TransfoXL(vocab).cuda().train()
-    steps = _smoke(400, 3)
+    # About 2.9k tensors a training segment on CPU (3.4k with foreach Adam on
+    # the GPU), so 240 segments make about 1.65M events.
+    steps = _smoke(240, 3)
     opt = torch.optim.Adam(model.parameters(), lr=2.5e-4)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     b = _smoke(32, 4)
@@ -4881,7 +4887,7 @@ def transfo_xl(rng):
         sched.step()
         opt.zero_grad(set_to_none=True)
         del inp, tgt, loss
-        if (step + 1) % _smoke(100, 3) == 0:
+        if (step + 1) % _smoke(80, 3) == 0:
             model.eval()
             eval_mems = fresh_mems()
             with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
