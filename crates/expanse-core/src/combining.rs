@@ -135,7 +135,7 @@ impl Combining {
     pub(crate) fn malloc(&self, size: u64, stream: StreamId) -> Result<u64, AllocError> {
         // The uncontended path: the lock, the request, one load.
         if let Ok(mut a) = self.state.try_lock() {
-            return match a.malloc(size, stream) {
+            return match a.malloc_inline(size, stream) {
                 Ok(p) => {
                     if self.posted.load(Ordering::Relaxed) != 0 {
                         self.serve(&mut a, None);

@@ -294,11 +294,25 @@ impl DeviceAllocator {
 
     /// Allocate `size` bytes for use on `stream`; returns the address.
     pub fn malloc(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        self.malloc_inline(orig_size, stream)
+    }
+
+    /// [`Self::malloc`], its pending-merge path inlined into the lock's
+    /// fast path (`combining.rs`): one call less a hot pair.
+    #[inline(always)]
+    pub(crate) fn malloc_inline(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
         if self.pending.is_some() {
             if let Some(addr) = self.malloc_pending(orig_size, stream) {
                 return Ok(addr);
             }
         }
+        self.malloc_settled(orig_size, stream)
+    }
+
+    /// The rest of `malloc`, no merge pending (out of line: the mixed
+    /// pattern's mallocs take it, and it needs a large frame).
+    #[inline(never)]
+    fn malloc_settled(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
         if orig_size > MAX_REQUEST {
             self.stats.num_ooms += 1;
             return Err(AllocError::TooLarge { requested: orig_size });
