@@ -341,7 +341,7 @@ impl FreeSet {
     /// of the same set at every hot pair (`allocator/pending.rs`).
     #[inline]
     pub fn first_other(&mut self, stream: StreamId, size: u64, other_than: BlockId) -> Option<FreeKey> {
-        if let Some(m) = self.memo {
+        if let Some(m) = &self.memo {
             if m.stream == stream && m.size == size && m.other_than == other_than {
                 return m.first;
             }

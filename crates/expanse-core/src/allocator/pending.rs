@@ -189,6 +189,7 @@ impl DeviceAllocator {
     /// merged block as its best fit, wait on no other stream and split it
     /// into `m.front` and `m.rest` (with no rest: hand `m.front` out
     /// whole); `None` otherwise.
+    #[inline(always)]
     fn pending_serves(&mut self, m: PendingMerge, orig_size: u64, stream: StreamId) -> Option<(u64, PoolKind)> {
         // Stream events to process (blocks to free and merge) or a capture
         // would change the state before the search.
