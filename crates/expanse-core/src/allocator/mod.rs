@@ -445,11 +445,7 @@ impl DeviceAllocator {
         b.requested = orig_size;
         let (addr, size, expandable) = (b.addr, b.size, b.is_expandable());
         self.active.insert(addr, id);
-        self.stats.allocation.increase(st, 1);
-        self.stats.allocated_bytes.increase(st, size);
-        self.stats.active.increase(st, 1);
-        self.stats.active_bytes.increase(st, size);
-        self.stats.requested_bytes.increase(st, orig_size);
+        self.stats.count_hand_out(st, size, orig_size);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
         }
@@ -478,9 +474,7 @@ impl DeviceAllocator {
             (b.pool, b.size, b.requested, b.stream, !b.stream_uses.is_empty());
         self.record(Action::FreeRequested, ptr, requested, stream);
         let st = pool;
-        self.stats.allocation.decrease(st, 1);
-        self.stats.allocated_bytes.decrease(st, size);
-        self.stats.requested_bytes.decrease(st, requested);
+        self.stats.count_user_free(st, size, requested);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }
