@@ -239,6 +239,7 @@ impl DeviceAllocator {
     /// the first key at or above the request other than the rest's is
     /// another stream's or above it, and stays the choice when it reaches
     /// no further than its size or that key reaches no less.
+    #[inline(always)]
     fn merged_is_best_fit(&mut self, m: PendingMerge, rest: BlockId, size: u64, stream: StreamId, merged: u64) -> bool {
         let pool = self.blocks.get(m.front).pool;
         // The free set has not changed since the last hot pair asked this:
@@ -265,6 +266,7 @@ impl DeviceAllocator {
     /// hand it out whole for `size` bytes on `stream`: the
     /// block first among the stream's keys at or above the size and kept
     /// by the reach rule, and the oversize rules not refusing it.
+    #[inline(always)]
     fn whole_serves(&mut self, id: BlockId, size: u64, stream: StreamId) -> bool {
         let b = self.blocks.get(id);
         // A block of exactly the size leaves no remainder: every split rule
