@@ -482,7 +482,7 @@ mod tests {
             // The remembered answer: the same question after every change
             // (a stale answer fails it), and now and then another one
             // that replaces it.
-            let (stream, size, other) = if r % 8 == 0 { (1, 1024, 3 << 11) } else { (0, 8192, 1 << 11) };
+            let (stream, size, other) = if r.is_multiple_of(8) { (1, 1024, 3 << 11) } else { (0, 8192, 1 << 11) };
             let want = reference.range(FreeKey::at_least(StreamId(stream), size)..);
             let want = want.take_while(|k| k.stream.0 == stream).find(|k| k.block != other).copied();
             assert_eq!(set.first_other(StreamId(stream), size, other), want);

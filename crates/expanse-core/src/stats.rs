@@ -396,10 +396,10 @@ mod tests {
         for step in 0..4000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let r = x >> 33;
-            let pool = if r % 2 == 0 { PoolKind::Small } else { PoolKind::Large };
+            let pool = if r.is_multiple_of(2) { PoolKind::Small } else { PoolKind::Large };
             let (size, requested) = ((r % 977 + 1) << 9, r % 5000 + 1);
             let (d_blocks, d_bytes) = ((r % 5) as i64 - 2, (r % 7) as i64 * 512 - 1536);
-            let expandable = r % 3 == 0;
+            let expandable = r.is_multiple_of(3);
             match step % 3 {
                 0 => {
                     grouped.count_hand_out(pool, size, requested);
