@@ -189,6 +189,7 @@ impl Backend {
     /// # Safety
     /// On CUDA, `raw` must be 0 or a live stream of `device`'s primary
     /// context that stays live while the allocator may order work on it.
+    #[inline]
     pub unsafe fn adopt_stream(&self, device: u32, raw: u64) -> Result<StreamId, DeviceError> {
         match self.cuda.get(device as usize) {
             // SAFETY: the caller's guarantee, passed on.

@@ -81,6 +81,7 @@ fn build() -> Result<Global, String> {
 /// # Safety
 /// `stream` must be null or a live stream of `device` (the C ABI's
 /// contract with its caller, stated in `include/expanse.h`).
+#[inline]
 pub(crate) unsafe fn stream_of(g: &Global, device: u32, stream: *mut c_void) -> Result<StreamId, String> {
     // SAFETY: passed on from the caller.
     unsafe { g.backend.adopt_stream(device, stream as u64) }.map_err(|e| e.to_string())
@@ -138,23 +139,34 @@ pub extern "C" fn expanse_free(ptr: *mut c_void, _size: usize, device: c_int, _s
             return Ok(());
         }
         let known = device_index(device).ok().filter(|&d| (d as usize) < g.allocator.device_count());
-        let freed = match known {
-            Some(d) => match g.allocator.free(d, ptr as u64) {
-                // The owner is another device: free it there.
-                Err(_) if g.allocator.device_of(ptr as u64).is_some() => g.allocator.free_any(ptr as u64),
-                r => r,
-            },
-            None => g.allocator.free_any(ptr as u64),
-        };
-        freed.map_err(|e| e.to_string())?;
         match known {
-            Some(_) => Ok(()),
-            None => Err(format!(
-                "expanse_free: bad device index {device} ({} device(s)); {ptr:?} was freed on the device that owns it",
-                g.allocator.device_count()
-            )),
+            // The common case, freed by its owner: the error (a large
+            // value) is moved only on its own path.
+            Some(d) => match g.allocator.free(d, ptr as u64) {
+                Ok(()) => Ok(()),
+                Err(e) => free_on_owner(g, ptr, e),
+            },
+            None => {
+                g.allocator.free_any(ptr as u64).map_err(|e| e.to_string())?;
+                Err(format!(
+                    "expanse_free: bad device index {device} ({} device(s)); {ptr:?} was freed on the device that owns it",
+                    g.allocator.device_count()
+                ))
+            }
         }
     })
+}
+
+/// `expanse_free` on a device that did not free `ptr` (`error`): the owner
+/// is another device, then it frees it; else the error stands.
+#[cold]
+#[inline(never)]
+fn free_on_owner(g: &Global, ptr: *mut c_void, error: expanse_core::AllocError) -> Result<(), String> {
+    let freed = match g.allocator.device_of(ptr as u64) {
+        Some(_) => g.allocator.free_any(ptr as u64),
+        None => Err(error),
+    };
+    freed.map_err(|e| e.to_string())
 }
 
 /// Release cached memory on every device.

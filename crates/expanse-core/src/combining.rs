@@ -135,7 +135,7 @@ impl Combining {
     pub(crate) fn malloc(&self, size: u64, stream: StreamId) -> Result<u64, AllocError> {
         // The uncontended path: the lock, the request, one load.
         if let Ok(mut a) = self.state.try_lock() {
-            return match a.malloc(size, stream) {
+            return match a.malloc_inline(size, stream) {
                 Ok(p) => {
                     if self.posted.load(Ordering::Relaxed) != 0 {
                         self.serve(&mut a, None);
@@ -159,15 +159,30 @@ impl Combining {
         Err(told(failure))
     }
 
+    /// A free failed with the lock held: serve the waiting requests,
+    /// unlock, return the error.
+    #[cold]
+    #[inline(never)]
+    fn free_failed_locked(&self, mut a: MutexGuard<'_, DeviceAllocator>, e: AllocError) -> Result<(), AllocError> {
+        self.serve(&mut a, None);
+        drop(a);
+        Err(e)
+    }
+
     /// `free` on this device.
     #[inline]
     pub(crate) fn free(&self, ptr: u64) -> Result<(), AllocError> {
         if let Ok(mut a) = self.state.try_lock() {
-            let r = a.free(ptr);
-            if self.posted.load(Ordering::Relaxed) != 0 {
-                self.serve(&mut a, None);
-            }
-            return r;
+            // The error, a large value, is moved only on its own path.
+            return match a.free(ptr) {
+                Ok(()) => {
+                    if self.posted.load(Ordering::Relaxed) != 0 {
+                        self.serve(&mut a, None);
+                    }
+                    Ok(())
+                }
+                Err(e) => self.free_failed_locked(a, e),
+            };
         }
         self.contended(Request::Free { ptr }).map(|_| ()).map_err(|(e, _)| e)
     }

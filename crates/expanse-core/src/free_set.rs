@@ -12,6 +12,7 @@
 
 use expanse_device::StreamId;
 
+use crate::block::BlockId;
 use crate::pool::FreeKey;
 
 /// Sizes are multiples of this (the smallest block).
@@ -175,6 +176,18 @@ pub struct FreeSet {
     /// Sorted by stream; a stream stays once seen.
     streams: Vec<StreamBins>,
     len: usize,
+    /// The last answer of [`Self::first_other`]; every change of the set
+    /// forgets it.
+    memo: Option<Memo>,
+}
+
+/// A question [`FreeSet::first_other`] answered, and its answer.
+#[derive(Clone, Copy, Debug)]
+struct Memo {
+    stream: StreamId,
+    size: u64,
+    other_than: BlockId,
+    first: Option<FreeKey>,
 }
 
 impl FreeSet {
@@ -204,6 +217,7 @@ impl FreeSet {
     /// Add `k` to bin `b` (`k`'s bin) of stream `si` (`k`'s stream).
     #[inline(always)]
     fn insert_bin(&mut self, si: usize, b: usize, k: FreeKey) -> bool {
+        self.memo = None;
         let added = self.streams[si].insert(b, k);
         self.len += usize::from(added);
         added
@@ -230,6 +244,7 @@ impl FreeSet {
     /// Remove the key at `at` (which holds one).
     #[inline(always)]
     fn remove_loc(&mut self, at: Loc) {
+        self.memo = None;
         self.streams[at.stream as usize].remove(at.bin as usize, at.index as usize);
         self.len -= 1;
     }
@@ -269,6 +284,7 @@ impl FreeSet {
         }
         // Both keys are of one stream: its bins are borrowed once for the
         // removal and the insertion.
+        self.memo = None;
         let s = &mut self.streams[l.stream as usize];
         let (old_bin, i) = (l.bin as usize, l.index as usize);
         let b = bin_of(new.size);
@@ -317,6 +333,27 @@ impl FreeSet {
         let s = &self.streams[si];
         let (b, i) = s.lower_bound(size)?;
         Some((&s.bins[b][i], Loc { stream: si as u32, bin: b as u32, index: i as u32 }))
+    }
+
+    /// The first key of `stream` with at least `size` bytes whose block is
+    /// not `other_than` (`at_least(stream, size).find(..)`). The answer is
+    /// kept until the set changes: a pending merge asks the same question
+    /// of the same set at every hot pair (`allocator/pending.rs`).
+    #[inline]
+    pub fn first_other(&mut self, stream: StreamId, size: u64, other_than: BlockId) -> Option<FreeKey> {
+        if let Some(m) = &self.memo {
+            if m.stream == stream && m.size == size && m.other_than == other_than {
+                return m.first;
+            }
+        }
+        self.first_other_now(stream, size, other_than)
+    }
+
+    #[inline(never)]
+    fn first_other_now(&mut self, stream: StreamId, size: u64, other_than: BlockId) -> Option<FreeKey> {
+        let first = self.at_least(stream, size).find(|k| k.block != other_than).copied();
+        self.memo = Some(Memo { stream, size, other_than, first });
+        first
     }
 
     /// The keys of the stream of the key at `at` that come after it, in
@@ -442,6 +479,14 @@ mod tests {
             }
             assert_eq!(set.len(), reference.len());
             assert!(set.iter().eq(reference.iter()));
+            // The remembered answer: the same question after every change
+            // (a stale answer fails it), and now and then another one
+            // that replaces it.
+            let (stream, size, other) = if r.is_multiple_of(8) { (1, 1024, 3 << 11) } else { (0, 8192, 1 << 11) };
+            let want = reference.range(FreeKey::at_least(StreamId(stream), size)..);
+            let want = want.take_while(|k| k.stream.0 == stream).find(|k| k.block != other).copied();
+            assert_eq!(set.first_other(StreamId(stream), size, other), want);
+            assert_eq!(set.first_other(StreamId(stream), size, other), want);
         }
     }
 
@@ -482,7 +527,13 @@ mod tests {
                         it.find(|x| **x == old).and_then(|_| it.loc())
                     }
                 };
+                // Remember an answer that is `old` when present, so that a
+                // replace in place must forget it.
+                let ask = |set: &mut FreeSet| set.first_other(old.stream, old.size, u32::MAX);
+                ask(&mut set);
                 assert_eq!(set.replace(&old, at, new), want);
+                let first = reference.range(FreeKey::at_least(old.stream, old.size)..).next();
+                assert_eq!(ask(&mut set), first.filter(|k| k.stream == old.stream).copied());
             } else {
                 let victim = reference.iter().nth((r as usize) % reference.len().max(1)).copied().unwrap_or(k);
                 let mut it = set.at_least(victim.stream, victim.size);

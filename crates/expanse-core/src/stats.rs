@@ -177,7 +177,104 @@ pub struct DeviceStats {
     pub cross_stream_waits: u64,
 }
 
+/// The counter of one pool in every [`PoolStats`]: `small_pool` or
+/// `large_pool`, chosen once for several counters.
+fn small(p: &mut PoolStats) -> &mut Stat {
+    &mut p.small_pool
+}
+
+fn large(p: &mut PoolStats) -> &mut Stat {
+    &mut p.large_pool
+}
+
 impl DeviceStats {
+    /// An allocation handed out from `pool`: `size` bytes, `requested`
+    /// asked for. The same as `increase(pool, ..)` on each counter, with
+    /// the pool chosen once (the hot path paid a few instructions a
+    /// counter to choose it every time).
+    #[inline(always)]
+    pub(crate) fn count_hand_out(&mut self, pool: PoolKind, size: u64, requested: u64) {
+        self.allocation.all.increase(1);
+        self.allocated_bytes.all.increase(size);
+        self.active.all.increase(1);
+        self.active_bytes.all.increase(size);
+        self.requested_bytes.all.increase(requested);
+        match pool {
+            PoolKind::Small => self.hand_out_in(small, size, requested),
+            PoolKind::Large => self.hand_out_in(large, size, requested),
+        }
+    }
+
+    #[inline(always)]
+    fn hand_out_in(&mut self, of: impl Fn(&mut PoolStats) -> &mut Stat, size: u64, requested: u64) {
+        of(&mut self.allocation).increase(1);
+        of(&mut self.allocated_bytes).increase(size);
+        of(&mut self.active).increase(1);
+        of(&mut self.active_bytes).increase(size);
+        of(&mut self.requested_bytes).increase(requested);
+    }
+
+    /// An allocation of `pool` freed by its user: `size` bytes,
+    /// `requested` asked for (`decrease(pool, ..)` on each counter, the
+    /// pool chosen once).
+    #[inline(always)]
+    pub(crate) fn count_user_free(&mut self, pool: PoolKind, size: u64, requested: u64) {
+        self.allocation.all.decrease(1);
+        self.allocated_bytes.all.decrease(size);
+        self.requested_bytes.all.decrease(requested);
+        match pool {
+            PoolKind::Small => self.user_free_in(small, size, requested),
+            PoolKind::Large => self.user_free_in(large, size, requested),
+        }
+    }
+
+    #[inline(always)]
+    fn user_free_in(&mut self, of: impl Fn(&mut PoolStats) -> &mut Stat, size: u64, requested: u64) {
+        of(&mut self.allocation).decrease(1);
+        of(&mut self.allocated_bytes).decrease(size);
+        of(&mut self.requested_bytes).decrease(requested);
+    }
+
+    /// A block of `pool` (`size` bytes, `expandable` or not) freed, its
+    /// merges changing the split blocks by `d_blocks` and their bytes by
+    /// `d_bytes` (counted for classic segments only); the pool chosen
+    /// once.
+    #[inline(always)]
+    pub(crate) fn count_free(&mut self, pool: PoolKind, expandable: bool, d_blocks: i64, d_bytes: i64, size: u64) {
+        match pool {
+            PoolKind::Small => self.free_in(small, expandable, d_blocks, d_bytes, size),
+            PoolKind::Large => self.free_in(large, expandable, d_blocks, d_bytes, size),
+        }
+    }
+
+    #[inline(always)]
+    fn free_in(
+        &mut self,
+        of: impl Fn(&mut PoolStats) -> &mut Stat,
+        expandable: bool,
+        d_blocks: i64,
+        d_bytes: i64,
+        size: u64,
+    ) {
+        let both = |p: &mut PoolStats, d: i64| {
+            if d > 0 {
+                p.all.increase(d as u64);
+                of(p).increase(d as u64);
+            } else if d < 0 {
+                p.all.decrease(d.unsigned_abs());
+                of(p).decrease(d.unsigned_abs());
+            }
+        };
+        if !expandable {
+            both(&mut self.inactive_split, d_blocks);
+            both(&mut self.inactive_split_bytes, d_bytes);
+        }
+        self.active.all.decrease(1);
+        of(&mut self.active).decrease(1);
+        self.active_bytes.all.decrease(size);
+        of(&mut self.active_bytes).decrease(size);
+    }
+
     /// Reset every peak to its current value.
     pub fn reset_peaks(&mut self) {
         for arr in self.arrays_mut() {
@@ -288,6 +385,56 @@ mod tests {
         assert_eq!((s.current, s.peak, s.allocated, s.freed), (3, 15, 15, 12));
         s.reset_peak();
         assert_eq!(s.peak, 3);
+    }
+
+    /// The grouped counts of the hot path change every counter as the
+    /// counter-by-counter calls do, in both pools, peaks included.
+    #[test]
+    fn grouped_counts_match_counter_by_counter() {
+        let (mut grouped, mut single) = (DeviceStats::default(), DeviceStats::default());
+        let mut x = 5u64;
+        for step in 0..4000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            let pool = if r.is_multiple_of(2) { PoolKind::Small } else { PoolKind::Large };
+            let (size, requested) = ((r % 977 + 1) << 9, r % 5000 + 1);
+            let (d_blocks, d_bytes) = ((r % 5) as i64 - 2, (r % 7) as i64 * 512 - 1536);
+            let expandable = r.is_multiple_of(3);
+            match step % 3 {
+                0 => {
+                    grouped.count_hand_out(pool, size, requested);
+                    single.allocation.increase(pool, 1);
+                    single.allocated_bytes.increase(pool, size);
+                    single.active.increase(pool, 1);
+                    single.active_bytes.increase(pool, size);
+                    single.requested_bytes.increase(pool, requested);
+                }
+                1 => {
+                    grouped.count_user_free(pool, size, requested);
+                    single.allocation.decrease(pool, 1);
+                    single.allocated_bytes.decrease(pool, size);
+                    single.requested_bytes.decrease(pool, requested);
+                }
+                _ => {
+                    grouped.count_free(pool, expandable, d_blocks, d_bytes, size);
+                    if !expandable {
+                        for (s, d) in
+                            [(&mut single.inactive_split, d_blocks), (&mut single.inactive_split_bytes, d_bytes)]
+                        {
+                            if d > 0 {
+                                s.increase(pool, d as u64);
+                            } else if d < 0 {
+                                s.decrease(pool, (-d) as u64);
+                            }
+                        }
+                    }
+                    single.active.decrease(pool, 1);
+                    single.active_bytes.decrease(pool, size);
+                }
+            }
+            assert_eq!(grouped, single, "step {step}");
+        }
+        assert!(single.allocation.small_pool.peak > 0 && single.active_bytes.large_pool.peak > 0);
     }
 
     #[test]

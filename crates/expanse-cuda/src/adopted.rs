@@ -41,17 +41,20 @@ pub(crate) fn new_instance() -> u64 {
 
 /// The pair packed into one word, when it fits (instance below 2^16, raw
 /// below 2^48).
+#[inline]
 fn key(instance: u64, raw: u64) -> Option<u64> {
     (instance < 1 << (64 - RAW_BITS) && raw < 1 << RAW_BITS).then_some(instance << RAW_BITS | raw)
 }
 
 /// The slot of `key`.
+#[inline]
 fn slot(key: u64) -> &'static AtomicU64 {
     &SEEN[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize]
 }
 
 /// Whether `raw` was seen adopted on device `instance` (and is still
 /// remembered).
+#[inline]
 pub(crate) fn seen(instance: u64, raw: u64) -> bool {
     key(instance, raw).is_some_and(|k| slot(k).load(Ordering::Acquire) == k)
 }

@@ -139,6 +139,10 @@ impl CudaDevice {
     /// # Safety
     /// `raw` must be null or a live stream of this device's primary context
     /// that stays live while the allocator may still order work on it.
+    // Inlined into the C ABI's every call (through `expanse-backends`):
+    // the two checks of the hot path, without two calls and the copies of
+    // their results; the adoption itself stays out of line.
+    #[inline]
     pub unsafe fn adopt_stream(&self, raw: CUstream) -> Result<StreamId> {
         // The default stream needs no bookkeeping: no lock on the hot path.
         if raw.is_null() {
@@ -148,6 +152,17 @@ impl CudaDevice {
         if adopted::seen(self.instance, raw as u64) {
             return Ok(StreamId(raw as u64));
         }
+        // SAFETY: the caller's guarantee, passed on.
+        unsafe { self.adopt_new_stream(raw) }
+    }
+
+    /// `adopt_stream` of a stream not seen adopted: the ledger, under the
+    /// device's lock.
+    ///
+    /// # Safety
+    /// As for [`Self::adopt_stream`].
+    #[inline(never)]
+    unsafe fn adopt_new_stream(&self, raw: CUstream) -> Result<StreamId> {
         let mut s = self.lock();
         let id = s.ledger.adopt_stream(raw as u64)?;
         if id != StreamId::DEFAULT && !s.streams.contains_key(&id.0) {

@@ -294,11 +294,25 @@ impl DeviceAllocator {
 
     /// Allocate `size` bytes for use on `stream`; returns the address.
     pub fn malloc(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
+        self.malloc_inline(orig_size, stream)
+    }
+
+    /// [`Self::malloc`], its pending-merge path inlined into the lock's
+    /// fast path (`combining.rs`): one call less a hot pair.
+    #[inline(always)]
+    pub(crate) fn malloc_inline(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
         if self.pending.is_some() {
             if let Some(addr) = self.malloc_pending(orig_size, stream) {
                 return Ok(addr);
             }
         }
+        self.malloc_settled(orig_size, stream)
+    }
+
+    /// The rest of `malloc`, no merge pending (out of line: the mixed
+    /// pattern's mallocs take it, and it needs a large frame).
+    #[inline(never)]
+    fn malloc_settled(&mut self, orig_size: u64, stream: StreamId) -> Result<u64, AllocError> {
         if orig_size > MAX_REQUEST {
             self.stats.num_ooms += 1;
             return Err(AllocError::TooLarge { requested: orig_size });
@@ -431,11 +445,7 @@ impl DeviceAllocator {
         b.requested = orig_size;
         let (addr, size, expandable) = (b.addr, b.size, b.is_expandable());
         self.active.insert(addr, id);
-        self.stats.allocation.increase(st, 1);
-        self.stats.allocated_bytes.increase(st, size);
-        self.stats.active.increase(st, 1);
-        self.stats.active_bytes.increase(st, size);
-        self.stats.requested_bytes.increase(st, orig_size);
+        self.stats.count_hand_out(st, size, orig_size);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.increase(1);
         }
@@ -464,9 +474,7 @@ impl DeviceAllocator {
             (b.pool, b.size, b.requested, b.stream, !b.stream_uses.is_empty());
         self.record(Action::FreeRequested, ptr, requested, stream);
         let st = pool;
-        self.stats.allocation.decrease(st, 1);
-        self.stats.allocated_bytes.decrease(st, size);
-        self.stats.requested_bytes.decrease(st, requested);
+        self.stats.count_user_free(st, size, requested);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }

@@ -189,7 +189,8 @@ impl DeviceAllocator {
     /// merged block as its best fit, wait on no other stream and split it
     /// into `m.front` and `m.rest` (with no rest: hand `m.front` out
     /// whole); `None` otherwise.
-    fn pending_serves(&self, m: PendingMerge, orig_size: u64, stream: StreamId) -> Option<(u64, PoolKind)> {
+    #[inline(always)]
+    fn pending_serves(&mut self, m: PendingMerge, orig_size: u64, stream: StreamId) -> Option<(u64, PoolKind)> {
         // Stream events to process (blocks to free and merge) or a capture
         // would change the state before the search.
         if orig_size > MAX_REQUEST
@@ -238,11 +239,14 @@ impl DeviceAllocator {
     /// the first key at or above the request other than the rest's is
     /// another stream's or above it, and stays the choice when it reaches
     /// no further than its size or that key reaches no less.
-    fn merged_is_best_fit(&self, m: PendingMerge, rest: BlockId, size: u64, stream: StreamId, merged: u64) -> bool {
+    #[inline(always)]
+    fn merged_is_best_fit(&mut self, m: PendingMerge, rest: BlockId, size: u64, stream: StreamId, merged: u64) -> bool {
+        let pool = self.blocks.get(m.front).pool;
+        // The free set has not changed since the last hot pair asked this:
+        // its answer is remembered (`FreeSet::first_other`).
+        let next = self.pools[pool as usize].free.first_other(stream, size, rest);
         let blocks = &self.blocks;
         let b = blocks.get(m.front);
-        let mut it = self.pools[b.pool as usize].free.at_least(stream, size);
-        let next = it.find(|k| k.block != rest).filter(|k| k.stream == stream);
         if next.is_some_and(|k| (k.size, k.addr) < (merged, b.addr)) {
             return false;
         }
@@ -262,9 +266,9 @@ impl DeviceAllocator {
     /// hand it out whole for `size` bytes on `stream`: the
     /// block first among the stream's keys at or above the size and kept
     /// by the reach rule, and the oversize rules not refusing it.
-    fn whole_serves(&self, id: BlockId, size: u64, stream: StreamId) -> bool {
-        let blocks = &self.blocks;
-        let b = blocks.get(id);
+    #[inline(always)]
+    fn whole_serves(&mut self, id: BlockId, size: u64, stream: StreamId) -> bool {
+        let b = self.blocks.get(id);
         // A block of exactly the size leaves no remainder: every split rule
         // needs one, so it is handed out whole.
         if !b.last_use.is_only(stream) {
@@ -280,7 +284,10 @@ impl DeviceAllocator {
         // The first of the stream's keys at or above the size, the block's
         // being absent: it sorts after the block's key (same size, lower
         // address: found first), and is the key the reach rule compares.
-        let next = self.pools[b.pool as usize].free.at_least(stream, size).next().filter(|k| k.stream == stream);
+        // (The block is in no set: no key is its own.)
+        let next = self.pools[b.pool as usize].free.first_other(stream, size, id);
+        let blocks = &self.blocks;
+        let b = blocks.get(id);
         if next.is_some_and(|k| (k.size, k.addr) < (size, b.addr)) {
             return false;
         }

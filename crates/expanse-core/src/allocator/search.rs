@@ -242,20 +242,7 @@ impl DeviceAllocator {
     #[inline(always)]
     pub(super) fn count_free(&mut self, freed: (PoolKind, u64, bool), d_blocks: i64, d_bytes: i64) {
         let (st, orig_size, expandable) = freed;
-        if !expandable {
-            if d_blocks > 0 {
-                self.stats.inactive_split.increase(st, d_blocks as u64);
-            } else if d_blocks < 0 {
-                self.stats.inactive_split.decrease(st, (-d_blocks) as u64);
-            }
-            if d_bytes > 0 {
-                self.stats.inactive_split_bytes.increase(st, d_bytes as u64);
-            } else if d_bytes < 0 {
-                self.stats.inactive_split_bytes.decrease(st, (-d_bytes) as u64);
-            }
-        }
-        self.stats.active.decrease(st, 1);
-        self.stats.active_bytes.decrease(st, orig_size);
+        self.stats.count_free(st, expandable, d_blocks, d_bytes, orig_size);
     }
 
     pub(super) fn insert_into_pool(&mut self, id: BlockId) {
