@@ -5049,6 +5049,684 @@ def dpsgd_wrn(rng):
         del idx, summed
 
 
+# ------------------------------------------------ fourteenth batch (held out)
+
+
+@workload("retrieval-augmented generation serving (inference, two CUDA streams): a BERT-base query encoder (HF BertModel, 12 layers, width 768, random init) and an HF LlamaForCausalLM generator (hidden 1024, 16 layers, GQA 16/4 heads, MLP 2816, vocab 32000, random init), both bf16 under inference_mode, and a passage index of 1M unit-norm 768-wide bf16 embeddings kept on the device; 24 requests of 1-32 questions (log-uniform) of 8-64 tokens, each request retrieving its top 3-10 passages per question (a passage 32-256 tokens, log-uniform); the next request's encoding (masked mean pooling), scoring against the whole index and top-k run on a side stream while the current request generates, the passage ids copied back to pinned memory and the prompts (passages, then the question) built on the host and left-padded to the longest; HF generate (greedy, KV cache grown token by token) of 8-64 new tokens")
+def rag_generate(rng):
+    from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
+
+    enc_cfg = BertConfig(num_hidden_layers=_smoke(12, 2), hidden_size=_smoke(768, 64), num_attention_heads=_smoke(12, 4),
+                         intermediate_size=_smoke(3072, 128))
+    encoder = BertModel(enc_cfg, add_pooling_layer=False).to("cuda", torch.bfloat16).eval()
+    cfg = LlamaConfig(hidden_size=_smoke(1024, 64), intermediate_size=_smoke(2816, 128), num_hidden_layers=_smoke(16, 2),
+                      num_attention_heads=16, num_key_value_heads=4, vocab_size=_smoke(32000, 1000),
+                      max_position_embeddings=4096)
+    generator = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
+    n_passages, width = _smoke(1_000_000, 4000), enc_cfg.hidden_size
+    index = torch.nn.functional.normalize(torch.randn(n_passages, width, device="cuda"), dim=-1).to(torch.bfloat16)
+    passage_len = [_loguniform(rng, *_smoke((32, 256), (8, 24))) for _ in range(n_passages)]
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+
+    def retrieve():
+        """Questions drawn and encoded on the side stream; returns them, k, an event and the pinned top-k ids."""
+        b, k = _loguniform(rng, 1, _smoke(32, 4)), rng.randint(3, 10)
+        qlen = [rng.randint(*_smoke((8, 64), (4, 12))) for _ in range(b)]
+        s = max(qlen)
+        questions = [[rng.randrange(3, cfg.vocab_size) for _ in range(n)] for n in qlen]
+        host_ids = torch.tensor([q + [0] * (s - len(q)) for q in questions]).pin_memory()
+        host_mask = torch.tensor([[1] * n + [0] * (s - n) for n in qlen]).pin_memory()
+        with torch.cuda.stream(side):
+            side.wait_stream(main)
+            ids = host_ids.to("cuda", non_blocking=True).clamp_(max=enc_cfg.vocab_size - 1)
+            mask = host_mask.to("cuda", non_blocking=True)
+            h = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+            m = mask[..., None].to(h.dtype)
+            q = torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1)
+            top = (q @ index.T).topk(k, dim=-1).indices
+            out = torch.empty(top.shape, dtype=top.dtype).pin_memory()
+            out.copy_(top, non_blocking=True)
+            done = side.record_event()
+            del ids, mask, h, m, q, top
+        return questions, done, out
+
+    # About 635 tensors a generated token with 16 layers (counted on CPU): 24
+    # requests of 36 new tokens on average make about 1.1M events.
+    with torch.inference_mode():
+        nxt = retrieve()
+        for i in range(_smoke(24, 3)):
+            questions, done, top = nxt
+            done.synchronize()
+            rows = []
+            for q, hits in zip(questions, top.tolist()):
+                ctx = [rng.randrange(3, cfg.vocab_size) for p in hits for _ in range(passage_len[p])]
+                rows.append(ctx + [2] + q)
+            s = max(map(len, rows))
+            ids = torch.tensor([[0] * (s - len(r)) + r for r in rows]).pin_memory().to("cuda", non_blocking=True)
+            mask = torch.tensor([[0] * (s - len(r)) + [1] * len(r) for r in rows]).pin_memory().to("cuda", non_blocking=True)
+            if i + 1 < _smoke(24, 3):
+                nxt = retrieve()  # queued on the side stream, overlapping this request's generation
+            n = rng.randint(*_smoke((8, 64), (2, 4)))
+            out = generator.generate(ids, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, pad_token_id=0, do_sample=False)
+            out[:, s:].cpu()
+            del ids, mask, out, top
+    torch.cuda.synchronize()
+
+
+class _ConformerBlock(torch.nn.Module):
+    """A Conformer block (Gulati et al., as in ESPnet/torchaudio, absolute positions): half-step macaron FFNs
+    (4x, SiLU), self-attention with a key padding mask, the convolution module (pointwise GLU, depthwise conv,
+    BatchNorm, SiLU, pointwise), final LayerNorm; dropout 0.1."""
+
+    def __init__(self, d, heads, kernel):
+        super().__init__()
+        nn = torch.nn
+
+        def ffn():
+            return nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Dropout(0.1), nn.Linear(4 * d, d),
+                                 nn.Dropout(0.1))
+
+        self.ff1, self.ff2, self.heads = ffn(), ffn(), heads
+        self.ln_att, self.qkv, self.o = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln_conv, self.pw1 = nn.LayerNorm(d), nn.Conv1d(d, 2 * d, 1)
+        self.dw, self.bn = nn.Conv1d(d, d, kernel, padding=kernel // 2, groups=d), nn.BatchNorm1d(d)
+        self.pw2, self.ln_out, self.drop = nn.Conv1d(d, d, 1), nn.LayerNorm(d), nn.Dropout(0.1)
+
+    def forward(self, x, pad):
+        f = torch.nn.functional
+        x = x + 0.5 * self.ff1(x)
+        q, k, v = self.qkv(self.ln_att(x)).chunk(3, -1)
+        x = x + self.drop(self.o(_mha(q, k, v, self.heads, attn_mask=~pad[:, None, None, :])))
+        c = self.ln_conv(x).masked_fill(pad[..., None], 0).transpose(1, 2)
+        c = self.pw2(f.silu(self.bn(self.dw(f.glu(self.pw1(c), 1)))))
+        x = x + self.drop(c.transpose(1, 2))
+        return self.ln_out(x + 0.5 * self.ff2(x))
+
+
+def _rnnt_nll(blank, label, t_lens, u_lens):
+    """RNN-T negative log-likelihood in pure PyTorch: the forward variable over frames, each frame's row along the
+    labels solved with a log-cumsum-exp (alpha[t, u] = c[t, u] + logcumsumexp_k(alpha[t-1, k] + blank[t-1, k] - c[t, k]),
+    c the exclusive cumulative sum of the label log-probabilities along u). blank (B, T, U+1), label (B, T, U)."""
+    b, t_max, _ = blank.shape
+    c = torch.cat([label.new_zeros(b, t_max, 1), label.cumsum(-1)], -1)
+    alphas = [c[:, 0]]
+    for t in range(1, t_max):
+        alphas.append(c[:, t] + torch.logcumsumexp(alphas[-1] + blank[:, t - 1] - c[:, t], -1))
+    alpha = torch.stack(alphas, 1)
+    rows = torch.arange(b, device=blank.device)
+    return -(alpha[rows, t_lens - 1, u_lens] + blank[rows, t_lens - 1, u_lens])
+
+
+@workload("transducer speech recognition training, Conformer-M RNN-T (ESPnet/torchaudio-style, random init): conv2d subsampling x4 of 80 log-mel bands, 16 Conformer blocks of width 256 (4 heads, FFN 1024, depthwise conv kernel 31, BatchNorm), an LSTM prediction network (640, run in fp32) over 1024 word pieces plus blank, a joint network (tanh of the projected encoder and predictor outputs, 640, to 1025 logits) over the full (B, T, U+1) lattice, log-softmax in fp32 and the RNN-T loss in pure PyTorch (a loop over frames with logcumsumexp along the labels); utterances of 1.5-17 s (LibriSpeech-like, uniform) with 2-4 word pieces a second, batches filled up to 200 s of audio (so 11-130 utterances), padded to the longest, SpecAugment (2 frequency masks of 27 bands, 2 time masks of 5%), 70 steps, gradient clipping 5, AdamW with warmup, bf16 autocast")
+def conformer_rnnt(rng):
+    nn = torch.nn
+    f = nn.functional
+    d, vocab, joint = _smoke(256, 64), 1024, _smoke(640, 64)
+    sub = nn.Sequential(nn.Conv2d(1, d, 3, 2), nn.ReLU(), nn.Conv2d(d, d, 3, 2), nn.ReLU()).cuda()
+    sub_out = nn.Linear(d * 19, d).cuda()
+    blocks = nn.ModuleList([_ConformerBlock(d, 4, 31) for _ in range(_smoke(16, 2))]).cuda()
+    embed = nn.Embedding(vocab + 1, joint).cuda()
+    predictor = nn.LSTM(joint, joint, batch_first=True).cuda()
+    enc_proj, pred_proj, out = nn.Linear(d, joint).cuda(), nn.Linear(joint, joint).cuda(), nn.Linear(joint, vocab + 1).cuda()
+    modules = [sub, sub_out, blocks, embed, predictor, enc_proj, pred_proj, out]
+    params = [p for m in modules for p in m.parameters()]
+    for m in modules:
+        m.train()
+    # About 4.6k tensors a step besides the loss's loop (16 blocks, counted on
+    # CPU), which adds some 10 a frame: 8-9k a step, 70 steps about 1.2M events.
+    steps = _smoke(70, 2)
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=1e-3)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min(1.0, (i + 1) / 20))
+    for _ in range(steps):
+        secs, total = [], 0.0
+        while True:
+            s = rng.uniform(*_smoke((1.5, 17.0), (0.5, 1.5)))
+            if total + s > _smoke(200, 3) and secs:
+                break
+            secs.append(s)
+            total += s
+        frames = [int(s * 100) for s in secs]
+        tokens = [max(1, int(s * rng.uniform(2, 4))) for s in secs]
+        b, t_in, u_max = len(secs), max(frames), max(tokens)
+        fl = torch.tensor(frames, device="cuda")
+        mel = torch.randn(b, 1, t_in, 80, device="cuda") * (torch.arange(t_in, device="cuda")[None, :] < fl[:, None])[:, None, :, None]
+        for _ in range(2):  # SpecAugment
+            f0, w = rng.randrange(0, 80 - 27), rng.randint(0, 27)
+            mel[:, :, :, f0:f0 + w] = 0
+            w = rng.randint(0, int(0.05 * t_in))
+            t0 = rng.randrange(0, t_in - w + 1)
+            mel[:, :, t0:t0 + w] = 0
+        labels = torch.randint(1, vocab + 1, (b, u_max), device="cuda")
+        t_lens = torch.tensor([((n - 3) // 2 + 1 - 3) // 2 + 1 for n in frames], device="cuda")
+        u_lens = torch.tensor(tokens, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = sub(mel)
+            x = sub_out(x.transpose(1, 2).flatten(2))
+            pad = torch.arange(x.size(1), device="cuda")[None, :] >= t_lens[:, None]
+            for blk in blocks:
+                x = blk(x, pad)
+            y = embed(f.pad(labels, (1, 0)))  # blank (0) first
+            with torch.autocast("cuda", enabled=False):
+                y = predictor(y.float())[0]
+            h = torch.tanh(enc_proj(x)[:, :, None] + pred_proj(y)[:, None])
+            logp = out(h).float().log_softmax(-1)
+        del h
+        blank = logp[..., 0]
+        lab = logp[:, :, :-1].gather(-1, labels[:, None, :, None].expand(-1, logp.size(1), -1, 1)).squeeze(-1)
+        loss = (_rnnt_nll(blank, lab, t_lens, u_lens) / u_lens).mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 5.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        del fl, mel, labels, t_lens, u_lens, x, pad, y, logp, blank, lab, loss
+
+
+@workload("sequential recommendation training, BERT4Rec-style (random init): 100k items, a 4-layer bidirectional post-norm transformer of width 256 (4 heads, FFN 1024, GELU, dropout 0.1) over item and learned position embeddings, user histories of 3-200 items (log-uniform, the most recent kept), batch 256 left-padded to the batch's longest, the cloze task masking 20% of each history (at least one item), the masked positions gathered (so their count varies), a transform head (dense, GELU, LayerNorm) and the full softmax over the item table (tied), cross-entropy; 600 steps, AdamW with linear decay, bf16 autocast; every 100 steps an evaluation of 4 batches of 512 users (the last item masked for prediction, scores over all items with the history's items excluded by scatter, top-10 hit rate copied back)")
+def bert4rec_train(rng):
+    nn = torch.nn
+    f = nn.functional
+    items, d, max_len = _smoke(100_000, 3000), _smoke(256, 64), 200
+    pad_id, mask_id = 0, items + 1
+    emb = nn.Embedding(items + 2, d, padding_idx=0).cuda()
+    pos = nn.Embedding(max_len + 1, d).cuda()
+    layer = nn.TransformerEncoderLayer(d, 4, 4 * d, 0.1, activation="gelu", batch_first=True)
+    encoder = nn.TransformerEncoder(layer, _smoke(4, 2), enable_nested_tensor=False).cuda()
+    norm, drop = nn.LayerNorm(d).cuda(), nn.Dropout(0.1)
+    head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d)).cuda()
+    bias = nn.Parameter(torch.zeros(items + 2, device="cuda"))
+    modules = [emb, pos, encoder, norm, head]
+    params = [p for m in modules for p in m.parameters()] + [bias]
+    # About 640 tensors a step with 4 layers (counted on CPU): 600 steps and 6
+    # evaluations make about 0.8M events.
+    steps = _smoke(600, 3)
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: max(0.0, 1 - i / steps))
+
+    def histories(b):
+        lengths = [_loguniform(rng, 3, _smoke(max_len, 24)) for _ in range(b)]
+        s = max(lengths)
+        seq = torch.randint(1, items + 1, (b, s), device="cuda")
+        lt = torch.tensor(lengths, device="cuda")
+        valid = torch.arange(s, device="cuda")[None, :] >= (s - lt)[:, None]
+        return seq.masked_fill(~valid, pad_id), valid, s
+
+    def encode(seq, valid, s):
+        x = drop(norm(emb(seq) + pos(torch.arange(max_len + 1 - s, max_len + 1, device="cuda"))[None]))
+        return encoder(x, src_key_padding_mask=~valid)
+
+    for step in range(steps):
+        for m in modules:
+            m.train()
+        seq, valid, s = histories(_smoke(256, 8))
+        masked = (torch.rand(seq.shape, device="cuda") < 0.2) & valid
+        masked[:, -1] |= ~masked.any(1)  # the most recent item when nothing else was drawn
+        inp = seq.masked_fill(masked, mask_id)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = head(encode(inp, valid, s)[masked])
+            logits = h @ emb.weight.T + bias
+            loss = f.cross_entropy(logits.float(), seq[masked])
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        del seq, valid, masked, inp, h, logits, loss
+        if (step + 1) % _smoke(100, 3) == 0:
+            for m in modules:
+                m.eval()
+            hits = []
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                for _ in range(_smoke(4, 1)):
+                    seq, valid, s = histories(_smoke(512, 8))
+                    target = seq[:, -1].clone()
+                    inp = seq.clone()
+                    inp[:, -1] = mask_id
+                    scores = (head(encode(inp, valid, s)[:, -1]) @ emb.weight.T + bias).float()
+                    scores.scatter_(1, seq[:, :-1], -float("inf"))
+                    scores[:, [pad_id, mask_id]] = -float("inf")
+                    hits.append((scores.topk(10, -1).indices == target[:, None]).any(1).float().mean())
+                    del seq, valid, target, inp, scores
+            torch.stack(hits).mean().item()
+            del hits
+
+
+class _TftGrn(torch.nn.Module):
+    """The TFT's gated residual network: dense, optional static context, ELU, dense, dropout, GLU, add and norm."""
+
+    def __init__(self, din, d, dout=None, context=False):
+        super().__init__()
+        nn = torch.nn
+        dout = dout or d
+        self.skip = nn.Linear(din, dout) if din != dout else None
+        self.fc1, self.fc2 = nn.Linear(din, d), nn.Linear(d, d)
+        self.ctx = nn.Linear(d, d, bias=False) if context else None
+        self.glu, self.ln, self.drop = nn.Linear(d, 2 * dout), nn.LayerNorm(dout), nn.Dropout(0.1)
+
+    def forward(self, x, c=None):
+        f = torch.nn.functional
+        h = self.fc1(x)
+        if c is not None:
+            h = h + self.ctx(c)
+        h = f.glu(self.glu(self.drop(self.fc2(f.elu(h)))), -1)
+        return self.ln((x if self.skip is None else self.skip(x)) + h)
+
+
+class _TftVsn(torch.nn.Module):
+    """The TFT's variable selection network: a GRN per variable, softmax weights from a GRN over them all."""
+
+    def __init__(self, n, d, context=True):
+        super().__init__()
+        self.flat = _TftGrn(n * d, d, n, context)
+        self.grns = torch.nn.ModuleList([_TftGrn(d, d) for _ in range(n)])
+
+    def forward(self, x, c=None):  # x (B, T, n, d)
+        w = torch.softmax(self.flat(x.flatten(-2), c), -1)
+        h = torch.stack([g(x[..., i, :]) for i, g in enumerate(self.grns)], -1)
+        return (h * w[..., None, :]).sum(-1)
+
+
+class _Tft(torch.nn.Module):
+    """A Temporal Fusion Transformer as in pytorch-forecasting: static, encoder and decoder variable selection, static
+    contexts, LSTM encoder and decoder (packed by length), gated skips, static enrichment, interpretable multi-head
+    attention (shared values, heads averaged) of the decoder steps over every valid earlier step, quantile outputs."""
+
+    def __init__(self, d=160, heads=4, series=370, past_real=6, fut_real=2, cats=(24, 7, 12), quantiles=7):
+        super().__init__()
+        nn = torch.nn
+        self.heads, self.n_cats = heads, len(cats)
+        self.series, self.static_real = nn.Embedding(series, d), nn.Linear(1, d)
+        self.past_real = nn.ModuleList([nn.Linear(1, d) for _ in range(past_real)])
+        self.fut_real = nn.ModuleList([nn.Linear(1, d) for _ in range(fut_real)])
+        self.cat_emb = nn.ModuleList([nn.Embedding(n, d) for n in cats])
+        self.static_vsn = _TftVsn(2, d, context=False)
+        self.static_ctx = nn.ModuleList([_TftGrn(d, d) for _ in range(4)])
+        self.past_vsn, self.fut_vsn = _TftVsn(past_real + len(cats), d), _TftVsn(fut_real + len(cats), d)
+        self.enc_lstm, self.dec_lstm = nn.LSTM(d, d, batch_first=True), nn.LSTM(d, d, batch_first=True)
+        self.lstm_glu, self.lstm_ln = nn.Linear(d, 2 * d), nn.LayerNorm(d)
+        self.enrich = _TftGrn(d, d, context=True)
+        self.q, self.k, self.v, self.att_o = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d // heads), nn.Linear(d // heads, d)
+        self.att_glu, self.att_ln = nn.Linear(d, 2 * d), nn.LayerNorm(d)
+        self.pos_grn = _TftGrn(d, d)
+        self.out_glu, self.out_ln = nn.Linear(d, 2 * d), nn.LayerNorm(d)
+        self.out = nn.Linear(d, quantiles)
+        self.drop = nn.Dropout(0.1)
+
+    def _inputs(self, reals, cats, real_layers):
+        return torch.stack([lin(reals[..., i:i + 1]) for i, lin in enumerate(real_layers)]
+                           + [e(cats[..., i]) for i, e in enumerate(self.cat_emb)], 2)
+
+    def forward(self, series, scale, past_real, past_cat, fut_real, fut_cat, enc_lens, dec_lens):
+        f = torch.nn.functional
+        pack, unpack = torch.nn.utils.rnn.pack_padded_sequence, torch.nn.utils.rnn.pad_packed_sequence
+        static = self.static_vsn(torch.stack([self.series(series), self.static_real(scale)], 1)[:, None])
+        c_sel, c_enr, c_h, c_c = (g(static) for g in self.static_ctx)
+        xe = self.past_vsn(self._inputs(past_real, past_cat, self.past_real), c_sel)
+        xd = self.fut_vsn(self._inputs(fut_real, fut_cat, self.fut_real), c_sel)
+        te, td = xe.size(1), xd.size(1)
+        with torch.autocast("cuda", enabled=False):  # the LSTMs in fp32
+            state = (c_h.transpose(0, 1).float().contiguous(), c_c.transpose(0, 1).float().contiguous())
+            oe, state = self.enc_lstm(pack(xe.float(), enc_lens, batch_first=True, enforce_sorted=False), state)
+            od, _ = self.dec_lstm(pack(xd.float(), dec_lens, batch_first=True, enforce_sorted=False), state)
+        oe, od = unpack(oe, batch_first=True, total_length=te)[0], unpack(od, batch_first=True, total_length=td)[0]
+        skip = self.lstm_ln(torch.cat([xe, xd], 1) + f.glu(self.lstm_glu(self.drop(torch.cat([oe, od], 1))), -1))
+        x = self.enrich(skip, c_enr)
+        q = self.q(x[:, te:]).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        k = self.k(x).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        dev = x.device
+        enc_ok = torch.arange(te, device=dev)[None, :] < torch.as_tensor(enc_lens, device=dev)[:, None]
+        causal = torch.ones(td, td, dtype=torch.bool, device=dev).tril()
+        allowed = torch.cat([enc_ok[:, None, :].expand(-1, td, -1), causal[None].expand(x.size(0), -1, -1)], 2)
+        score = (q @ k.transpose(-1, -2) / q.size(-1) ** 0.5).masked_fill(~allowed[:, None], -1e4)
+        att = (self.drop(torch.softmax(score.float(), -1)).to(q.dtype) @ self.v(x)[:, None]).mean(1)
+        y = self.att_ln(x[:, te:] + f.glu(self.att_glu(self.drop(self.att_o(att))), -1))
+        y = self.pos_grn(y)
+        y = self.out_ln(skip[:, te:] + f.glu(self.out_glu(y), -1))
+        return self.out(y)
+
+
+@workload("multi-horizon forecasting training, Temporal Fusion Transformer as in pytorch-forecasting (hidden 160, 4 heads, dropout 0.1, random init) on an electricity-like set of 370 hourly series of 26k steps (three random walks per series kept on the device: the load and two weather covariates); each step a batch of 64-256 windows (capped at 48k time steps) from a length bucket of 48, 96, 168 or 336 encoder steps (each window's own encoder length between half the bucket and all of it) and 24 or 48 decoder steps (each window 1 to all of them), the series embedding and scale as statics, 6 past reals and 2 known future reals plus hour, weekday and month embeddings, encoder and decoder LSTMs (fp32) packed by length, the quantile loss over 7 quantiles masked to the valid steps; 200 steps, gradient clipping 0.1, Adam, bf16 autocast; every 50 steps a validation of 8 batches under no_grad")
+def tft_forecast(rng):
+    series, horizon = 370, _smoke(26_000, 2000)
+    model = _Tft(d=_smoke(160, 32)).cuda()
+    quantiles = torch.tensor([0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98], device="cuda")
+    walks = (torch.randn(3, series, horizon, device="cuda") * 0.01).cumsum(-1).exp() * (torch.rand(3, series, 1, device="cuda") * 10 + 5)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def batch():
+        enc_max, dec_max = rng.choice(_smoke((48, 96, 168, 336), (12, 24))), rng.choice(_smoke((24, 48), (6, 8)))
+        b = min(rng.randint(*_smoke((64, 256), (4, 8))), _smoke(48_000, 4000) // (enc_max + dec_max))
+        enc_lens = [rng.randint(enc_max // 2, enc_max) for _ in range(b)]
+        dec_lens = [rng.randint(1, dec_max) for _ in range(b)]
+        te, td = max(enc_lens), max(dec_lens)
+        sid = torch.randint(0, series, (b,), device="cuda")
+        start = torch.randint(0, horizon - te - td, (b,), device="cuda")
+        el = torch.tensor(enc_lens, device="cuda")
+        # Each window's encoder ends at start + its length; its decoder follows directly.
+        t = start[:, None] + torch.arange(te + td, device="cuda")[None, :]
+        t = torch.cat([t[:, :te], (start + el)[:, None] + torch.arange(td, device="cuda")[None, :]], 1)
+        load, temp, hum = (w[sid[:, None], t] for w in walks)
+        enc_valid = torch.arange(te, device="cuda")[None, :] < el[:, None]
+        scale = ((load[:, :te] * enc_valid).sum(1) / el).clamp_min(1e-3)[:, None]
+        target = load / scale
+        rel = (t - start[:, None] - el[:, None]).float() / 336
+        cats = torch.stack([t % 24, t // 24 % 7, t // 720 % 12], -1)
+        past_real = torch.stack([target[:, :te], temp[:, :te], hum[:, :te], rel[:, :te], target[:, :te].log(),
+                                 scale.expand(-1, te)], -1) * enc_valid[..., None]
+        fut_real = torch.stack([temp[:, te:], rel[:, te:]], -1)
+        dec_valid = torch.arange(td, device="cuda")[None, :] < torch.tensor(dec_lens, device="cuda")[:, None]
+        return (sid, scale.log(), past_real, cats[:, :te], fut_real, cats[:, te:], enc_lens, dec_lens), target[:, te:], dec_valid
+
+    def loss_of(pred, target, valid):
+        err = target[..., None] - pred.float()
+        q = torch.maximum(quantiles * err, (quantiles - 1) * err).mean(-1)
+        return (q * valid).sum() / valid.sum()
+
+    # About 3k tensors a step (counted on CPU: 30 GRNs and their many small
+    # parameters), so 200 steps and 4 validations make about 1.3M events.
+    for step in range(_smoke(200, 3)):
+        model.train()
+        inputs, target, valid = batch()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = loss_of(model(*inputs), target, valid)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del inputs, target, valid, loss
+        if (step + 1) % _smoke(50, 3) == 0:
+            model.eval()
+            total = []
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                for _ in range(_smoke(8, 2)):
+                    inputs, target, valid = batch()
+                    total.append(loss_of(model(*inputs), target, valid))
+                    del inputs, target, valid
+            torch.stack(total).mean().item()
+            del total
+
+
+@workload("semantic segmentation training with fp16 mixed precision and dynamic loss scaling: HF SegformerForSemanticSegmentation at the MiT-B2 size (depths 3-4-6-3, widths 64-128-320-512, sequence reduction 8-4-2-1, all-MLP decoder of 768; random init), 150 ADE20K-like classes with 8% ignored (255) pixels, random square crops of 384-640 px (multiple of 32), batch 2-16 capped at 2.1M pixels, uint8 images copied from pinned memory and normalized on the device; fp16 autocast with torch.amp.GradScaler started at mmcv's dynamic scale of 2^32 (so the first steps overflow, are skipped and halve the scale, and AdamW's state appears only at the first step taken), growth every 1000 steps, gradients unscaled before clipping at 1.0; 250 steps, poly learning-rate decay, AdamW")
+def segformer_amp(rng):
+    from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+    if SMOKE:
+        cfg = SegformerConfig(depths=[1, 1, 1, 1], decoder_hidden_size=64, num_labels=150, semantic_loss_ignore_index=255)
+    else:
+        cfg = SegformerConfig(depths=[3, 4, 6, 3], hidden_sizes=[64, 128, 320, 512], num_attention_heads=[1, 2, 5, 8],
+                              decoder_hidden_size=768, num_labels=150, semantic_loss_ignore_index=255)
+    model = SegformerForSemanticSegmentation(cfg).cuda().train()
+    # About 1k tensors a step at depths 1-1-1-1 on CPU, some 1.7k at 3-4-6-3:
+    # 250 steps make about 0.85M events.
+    steps = _smoke(250, 3)
+    opt = torch.optim.AdamW(model.parameters(), lr=6e-5, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: (1 - i / steps) ** 1.0)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 32, growth_interval=1000)
+    mean = torch.tensor([123.675, 116.28, 103.53], device="cuda")[:, None, None]
+    std = torch.tensor([58.395, 57.12, 57.375], device="cuda")[:, None, None]
+    for _ in range(steps):
+        side = randint(rng, *_smoke((384, 640), (64, 96)), 32)
+        b = min(rng.randint(*_smoke((2, 16), (1, 2))), _smoke(2_100_000, 20_000) // (side * side))
+        host = torch.randint(0, 256, (b, 3, side, side), dtype=torch.uint8).pin_memory()
+        x = (host.to("cuda", non_blocking=True).float() - mean) / std
+        labels = torch.randint(0, 150, (b, side, side), device="cuda")
+        labels.masked_fill_(torch.rand(b, side, side, device="cuda") < 0.08, 255)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(pixel_values=x, labels=labels).loss
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        del host, x, labels, loss
+
+
+class _DynUnet3d(torch.nn.Module):
+    """An nnU-Net-style 3-D UNet (MONAI DynUNet-like): per level two 3x3x3 conv, InstanceNorm, LeakyReLU blocks, strided
+    convs down, transposed convs up, skips concatenated, a 1x1x1 head."""
+
+    def __init__(self, chans=(32, 64, 128, 256, 320), classes=14):
+        super().__init__()
+        nn = torch.nn
+
+        def block(cin, cout, stride):
+            return nn.Sequential(nn.Conv3d(cin, cout, 3, stride, 1, bias=False), nn.InstanceNorm3d(cout, affine=True),
+                                 nn.LeakyReLU(0.01), nn.Conv3d(cout, cout, 3, 1, 1, bias=False),
+                                 nn.InstanceNorm3d(cout, affine=True), nn.LeakyReLU(0.01))
+
+        self.down = nn.ModuleList([block(chans[i - 1] if i else 1, c, 2 if i else 1) for i, c in enumerate(chans)])
+        levels = list(reversed(range(len(chans) - 1)))
+        self.up = nn.ModuleList([nn.ConvTranspose3d(chans[i + 1], chans[i], 2, 2) for i in levels])
+        self.dec = nn.ModuleList([block(2 * chans[i], chans[i], 1) for i in levels])
+        self.head = nn.Conv3d(chans[0], classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for blk in self.down:
+            x = blk(x)
+            skips.append(x)
+        skips.pop()
+        for up, dec in zip(self.up, self.dec):
+            x = dec(torch.cat([up(x), skips.pop()], 1))
+        return self.head(x)
+
+
+def _gaussian_importance(roi, device):
+    """MONAI's gaussian importance map (sigma 0.125 of the window), its smallest value clamped to the least nonzero."""
+    g = torch.exp(-0.5 * ((torch.arange(roi, device=device) - (roi - 1) / 2) / (0.125 * roi)) ** 2)
+    m = g[:, None, None] * g[None, :, None] * g[None, None, :]
+    m = m / m.max()
+    return m.clamp_min(m[m > 0].min())
+
+
+@workload("3-D medical segmentation inference with sliding windows, MONAI sliding_window_inference written out (two CUDA streams): an nnU-Net-style 3-D UNet (5 levels of 32-64-128-256-320 channels, InstanceNorm, LeakyReLU, 14 BTCV-like organ classes; random weights) in fp16 under inference_mode; 30 CT volumes of 64-320 slices x 160-448 x 160-448 voxels (each side log-uniform), the int16 voxels of the next volume copied from pinned memory, clipped to -175..250 HU and normalized on a side stream while the current one is segmented; per volume a window of 96 or 128 voxels, an overlap of 0.25 or 0.5 and 1, 2 or 4 windows per batch; volumes padded to at least one window, windows stacked, nnU-Net's mirroring test-time augmentation in plane (the batch as is and flipped along H, W and both, the flipped logits flipped back, in fp32, averaged), each prediction weighted by the gaussian importance map and added into a 14-class fp32 output volume and a count map, divided, cropped, argmax to uint8 copied back")
+def sliding_window_3d(rng):
+    f = torch.nn.functional
+    classes = 14
+    model = _DynUnet3d(_smoke((32, 64, 128, 256, 320), (4, 8, 8, 8, 8)), classes).to("cuda", torch.half).eval()
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+
+    def load():
+        d, h, w = _loguniform(rng, *_smoke((64, 320), (16, 48))), *(_loguniform(rng, *_smoke((160, 448), (16, 56))) for _ in range(2))
+        host = torch.randint(-1024, 2000, (d, h, w), dtype=torch.int16).pin_memory()
+        with torch.cuda.stream(side):
+            v = host.to("cuda", non_blocking=True).float().clamp_(-175, 250).add_(175).div_(425).half()[None, None]
+            done = side.record_event()
+        return v, done
+
+    nxt = load()
+    # About 1.4k windows in some 620 batches of 4 passes of about 75 tensors:
+    # some 0.4M events.
+    volumes = _smoke(30, 2)
+    with torch.inference_mode():
+        for i in range(volumes):
+            vol, done = nxt
+            main.wait_event(done)
+            vol.record_stream(main)
+            if i + 1 < volumes:
+                nxt = load()
+            roi, overlap, sw = rng.choice(_smoke((96, 128), (32, 48))), rng.choice((0.25, 0.5)), rng.choice((1, 2, 4))
+            dims = vol.shape[2:]
+            pads = [max(roi - n, 0) for n in dims]
+            if any(pads):
+                vol = f.pad(vol, [p for n in reversed(pads) for p in (n // 2, n - n // 2)])
+            shape = vol.shape[2:]
+            step = max(1, int(roi * (1 - overlap)))
+            starts = [sorted({min(k * step, n - roi) for k in range(math.ceil((n - roi) / step) + 1)}) for n in shape]
+            windows = [(z, y, x) for z in starts[0] for y in starts[1] for x in starts[2]]
+            imp = _gaussian_importance(roi, "cuda")
+            out = torch.zeros(1, classes, *shape, device="cuda")
+            count = torch.zeros(1, 1, *shape, device="cuda")
+            for j in range(0, len(windows), sw):
+                chunk = windows[j:j + sw]
+                batch = torch.cat([vol[:, :, z:z + roi, y:y + roi, x:x + roi] for z, y, x in chunk])
+                pred = model(batch).float()
+                for axes in ((3,), (4,), (3, 4)):
+                    pred += model(batch.flip(axes)).float().flip(axes)
+                pred = pred / 4 * imp
+                for k, (z, y, x) in enumerate(chunk):
+                    out[:, :, z:z + roi, y:y + roi, x:x + roi] += pred[k]
+                    count[:, :, z:z + roi, y:y + roi, x:x + roi] += imp
+                del batch, pred
+            out = out / count
+            p0 = [n // 2 for n in pads]
+            out = out[:, :, p0[0]:p0[0] + dims[0], p0[1]:p0[1] + dims[1], p0[2]:p0[2] + dims[2]]
+            labels = out.argmax(1).to(torch.uint8)
+            labels.cpu()
+            del vol, done, imp, out, count, labels
+
+
+@workload("multi-stream inference server (four CUDA streams, one Python thread, asynchronous): a BERT-base text classifier (HF BertForSequenceClassification, 3 labels), a torchvision ResNet-50 (channels-last) and a GPT-2 small (HF GPT2LMHeadModel) scoring candidate continuations, all fp16 under inference_mode with random weights; 3000 requests, each 50% text (1-64 texts of 16-512 tokens, log-uniform, padded to the longest, multiple of 8), 30% images (1-32 uint8 images at 224-384 px) or 20% scoring (1-16 candidates of 32-512 tokens: the log-softmax over the vocabulary in fp32 and the summed log-probabilities of each candidate's tokens); each request dispatched to the stream with the fewest in flight (at most 2 a stream; when all are busy the oldest is waited for), its inputs copied from pinned memory on that stream, its outputs copied back to pinned memory with an event recorded, finished requests polled by event query")
+def multistream_server(rng):
+    import torchvision
+    from transformers import BertConfig, BertForSequenceClassification, GPT2Config, GPT2LMHeadModel
+
+    f = torch.nn.functional
+    bcfg = BertConfig(num_labels=3) if not SMOKE else BertConfig(num_labels=3, num_hidden_layers=2, hidden_size=64,
+                                                                  num_attention_heads=4, intermediate_size=128)
+    bert = BertForSequenceClassification(bcfg).to("cuda", torch.half).eval()
+    resnet = (torchvision.models.resnet18() if SMOKE else torchvision.models.resnet50()).to("cuda", torch.half)
+    resnet = resnet.to(memory_format=torch.channels_last).eval()
+    gcfg = GPT2Config() if not SMOKE else GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000)
+    gpt = GPT2LMHeadModel(gcfg).to("cuda", torch.half).eval()
+    mean = torch.tensor([0.485, 0.456, 0.406], device="cuda")[:, None, None] * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device="cuda")[:, None, None] * 255
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    inflight = [[] for _ in streams]  # per stream: (event, pinned outputs)
+
+    def padded(b, lo, hi, vocab):
+        lengths = [_loguniform(rng, lo, hi) for _ in range(b)]
+        s = -(-max(lengths) // 8) * 8
+        ids = torch.randint(0, vocab, (b, s), dtype=torch.int32)
+        mask = (torch.arange(s)[None, :] < torch.tensor(lengths)[:, None]).to(torch.int32)
+        return ids.pin_memory(), mask.pin_memory()
+
+    def text():
+        ids, mask = padded(_loguniform(rng, 1, 64), 16, _smoke(512, 64), bcfg.vocab_size)
+        ids, mask = ids.to("cuda", non_blocking=True).long(), mask.to("cuda", non_blocking=True).long()
+        return bert(input_ids=ids, attention_mask=mask).logits.float().softmax(-1)
+
+    def image():
+        b, r = _loguniform(rng, 1, 32), rng.choice(_smoke((224, 256, 288, 320, 384), (32, 64)))
+        host = torch.randint(0, 256, (b, r, r, 3), dtype=torch.uint8).pin_memory()
+        x = ((host.to("cuda", non_blocking=True).permute(0, 3, 1, 2).float() - mean) / std).half()
+        logits = resnet(x.contiguous(memory_format=torch.channels_last)).float()
+        return torch.cat([t.float() for t in logits.softmax(-1).topk(5, -1)], 1)
+
+    def score():
+        ids, mask = padded(_loguniform(rng, 1, 16), 32, _smoke(512, 64), gcfg.vocab_size)
+        ids, mask = ids.to("cuda", non_blocking=True).long(), mask.to("cuda", non_blocking=True).long()
+        logp = gpt(input_ids=ids, attention_mask=mask).logits[:, :-1].float().log_softmax(-1)
+        return (logp.gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]).sum(1)
+
+    # About 190 tensors a request on average (BERT-base 181, ResNet-50 110, GPT-2
+    # small 262 on CPU, plus the copies): 3000 requests make about 1.1M events.
+    with torch.inference_mode():
+        for _ in range(_smoke(3000, 12)):
+            for q in inflight:
+                while q and q[0][0].query():
+                    q.pop(0)
+            i = min(range(len(streams)), key=lambda j: len(inflight[j]))
+            if len(inflight[i]) >= 2:
+                i = min(range(len(streams)), key=lambda j: inflight[j][0][2])
+                inflight[i].pop(0)[0].synchronize()
+            s = streams[i]
+            with torch.cuda.stream(s):
+                s.wait_stream(torch.cuda.default_stream())  # weights and constants made on the default stream
+                u = rng.random()
+                out = text() if u < 0.5 else image() if u < 0.8 else score()
+                host = torch.empty(out.shape, dtype=out.dtype).pin_memory()
+                host.copy_(out, non_blocking=True)
+                inflight[i].append((s.record_event(), host, time.monotonic()))
+                del out
+        torch.cuda.synchronize()
+
+
+class _PointMae(torch.nn.Module):
+    """Point-MAE: a mini-PointNet embedding each group (shared 1x1 convs 3-128-256, max, concat, 512-512-384, max),
+    a 12-block pre-norm transformer encoder of width 384 (6 heads) on the visible groups with the centres' MLP
+    positions added before every block, a 4-block decoder with mask tokens, a 1x1 conv predicting the 32 points of
+    every masked group."""
+
+    def __init__(self, d=384, depth=12, dec_depth=4, heads=6, k=32):
+        super().__init__()
+        nn = torch.nn
+        self.first = nn.Sequential(nn.Conv1d(3, 128, 1), nn.BatchNorm1d(128), nn.ReLU(), nn.Conv1d(128, 256, 1))
+        self.second = nn.Sequential(nn.Conv1d(512, 512, 1), nn.BatchNorm1d(512), nn.ReLU(), nn.Conv1d(512, d, 1))
+
+        def pos():
+            return nn.Sequential(nn.Linear(3, 128), nn.GELU(), nn.Linear(128, d))
+
+        def blocks(n):
+            return nn.ModuleList([nn.TransformerEncoderLayer(d, heads, 4 * d, 0.0, activation="gelu", batch_first=True,
+                                                             norm_first=True) for _ in range(n)])
+
+        self.pos, self.dec_pos = pos(), pos()
+        self.enc, self.dec = blocks(depth), blocks(dec_depth)
+        self.enc_norm, self.dec_norm = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.mask_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.pred = nn.Conv1d(d, 3 * k, 1)
+
+    def embed(self, groups):  # (BG, k, 3) -> (BG, d)
+        k = groups.size(1)
+        h = self.first(groups.transpose(1, 2))
+        h = self.second(torch.cat([h.max(-1, keepdim=True)[0].expand(-1, -1, k), h], 1))
+        return h.max(-1)[0]
+
+    def forward(self, tokens, centres, vis, msk):
+        b, g, d = tokens.shape
+        take = lambda t, idx: t.gather(1, idx[..., None].expand(-1, -1, t.size(-1)))  # noqa: E731
+        cv, cm = take(centres, vis), take(centres, msk)
+        x, p = take(tokens, vis), self.pos(cv)
+        for blk in self.enc:
+            x = blk(x + p)
+        x = torch.cat([self.enc_norm(x), self.mask_token.expand(b, msk.size(1), d)], 1)
+        p = torch.cat([self.dec_pos(cv), self.dec_pos(cm)], 1)
+        for blk in self.dec:
+            x = blk(x + p)
+        x = self.dec_norm(x[:, -msk.size(1):])
+        return self.pred(x.transpose(1, 2)).transpose(1, 2)
+
+
+@workload("masked point-cloud pretraining, Point-MAE (random init): clouds of 1024, 2048, 4096 or 8192 points per step (objects to scene crops), batch up to 128 capped at 384k points, normalized to the unit sphere, random anisotropic scaling and translation; N/16 group centres by farthest-point sampling (a loop of one point per iteration), 32 nearest neighbours per centre by top-k of the distance matrix, recentred; a mini-PointNet token per group, 60% of the groups masked at random per cloud, the 12-block encoder over the visible tokens, a 4-block decoder over visible and mask tokens, the masked groups' 32 points predicted, Chamfer-L2 loss; 150 steps, AdamW with cosine decay, bf16 autocast")
+def point_mae(rng):
+    k = 32
+    model = _PointMae(depth=_smoke(12, 2), dec_depth=_smoke(4, 1), d=_smoke(384, 48), heads=_smoke(6, 4)).cuda().train()
+    # About 2k tensors a step with 12 + 4 blocks (counted on CPU) plus some 6 a
+    # sampled centre (240 on average): 150 steps make about 1M events.
+    steps = _smoke(150, 3)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    for _ in range(steps):
+        n = rng.choice(_smoke((1024, 2048, 4096, 8192), (256, 512)))
+        b = min(_smoke(128, 4), _smoke(384 * 1024, 2048) // n)
+        g = n // 16
+        pts = torch.randn(b, n, 3, device="cuda")
+        pts = pts - pts.mean(1, keepdim=True)
+        pts = pts / pts.norm(dim=-1).amax(1)[:, None, None]
+        pts = pts * torch.empty(b, 1, 3, device="cuda").uniform_(2 / 3, 3 / 2) + torch.empty(b, 1, 3, device="cuda").uniform_(-0.2, 0.2)
+        with torch.no_grad():
+            centres = _gather_points(pts, _farthest_points(pts, g))
+            idx = _square_distance(centres, pts).topk(k, -1, largest=False).indices
+            groups = _gather_points(pts, idx) - centres[:, :, None]
+            order = torch.rand(b, g, device="cuda").argsort(1)
+            vis, msk = order[:, : g - int(0.6 * g)], order[:, g - int(0.6 * g):]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            tokens = model.embed(groups.flatten(0, 1)).view(b, g, -1)
+            rec = model(tokens, centres, vis, msk).float().reshape(-1, k, 3)
+        gt = groups.gather(1, msk[..., None, None].expand(-1, -1, k, 3)).flatten(0, 1)
+        dist = _square_distance(rec, gt)
+        loss = dist.min(2)[0].mean() + dist.min(1)[0].mean()
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        del pts, centres, idx, groups, order, vis, msk, tokens, rec, gt, dist, loss
+
+
 # ----------------------------------------------------------------- recording
 
 
