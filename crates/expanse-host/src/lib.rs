@@ -10,7 +10,8 @@
 //! | unmap           | a fresh `PROT_NONE` reservation mapped back over the range |
 //! | release_page    | `fallocate(PUNCH_HOLE)`: the RAM goes back to the system    |
 //! | malloc / free   | read-write ranges of one reserved arena, placed as the CUDA  |
-//! |                 | driver places `cuMemAlloc` ([`VaHeap`]); `PROT_NONE` again    |
+//! |                 | driver places `cuMemAlloc` in a PyTorch process             |
+//! |                 | ([`VaHeap::as_in_pytorch`]); `PROT_NONE` again              |
 //! | streams, events | opaque ids, trivially complete (no asynchronous work)       |
 //!
 //! Untouched pages cost no RAM: a replay that maps 150 GB of pages it never
@@ -336,7 +337,7 @@ impl Device for HostDevice {
             // MiB and freed ranges fragment. No RAM until written.
             let span = self.capacity.saturating_mul(4).saturating_add(256 << 20) / self.granularity * self.granularity;
             let base = self.reserve_aligned(span)?;
-            st.classic = Some(ClassicArena { base, span, heap: VaHeap::new(span) });
+            st.classic = Some(ClassicArena { base, span, heap: VaHeap::as_in_pytorch(span) });
         }
         let arena = st.classic.as_mut().expect("reserved above");
         st.ledger.malloc(size, |size| {

@@ -152,8 +152,8 @@ impl MockDevice {
         self
     }
 
-    /// Place `malloc`s as the CUDA driver places `cuMemAlloc`s
-    /// ([`VaHeap`]): adjacent ranges, chunks top-down, first fit by
+    /// Place `malloc`s as the CUDA driver places `cuMemAlloc`s in a
+    /// PyTorch process ([`VaHeap::as_in_pytorch`]): adjacent ranges, chunks top-down, first fit by
     /// address; so that PyTorch's native allocator, which breaks ties
     /// between free blocks by address, decides as on a GPU. By default each
     /// `malloc` gets a fresh range with a gap after it.
@@ -161,7 +161,7 @@ impl MockDevice {
         {
             let mut s = self.lock();
             let base = s.next_addr + CLASSIC_ARENA_OFFSET;
-            s.classic = Some((base, VaHeap::new(CLASSIC_ARENA_SPAN)));
+            s.classic = Some((base, VaHeap::as_in_pytorch(CLASSIC_ARENA_SPAN)));
         }
         self
     }
