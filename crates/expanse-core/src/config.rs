@@ -61,6 +61,12 @@ pub struct Config {
     /// take another stream's (ordered by an event wait). `false` keeps
     /// every stream to its own blocks, as PyTorch does.
     pub lend_across_streams: bool,
+    /// expanse mode, when blocks are lent: growth for any stream maps pages
+    /// into one expandable segment per pool (the lowest stream's that has
+    /// one), and every other stream is served from it by lending, so that
+    /// memory one stream frees is memory another can take without moving
+    /// pages. `false`: one segment per stream and pool, as PyTorch has.
+    pub share_segments: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -88,6 +94,7 @@ impl Default for Config {
             move_budget: 1.75,
             move_reuse_window: crate::policy::REUSE_WINDOW,
             lend_across_streams: true,
+            share_segments: crate::policy::SHARE_SEGMENTS,
             release_threshold: None,
         }
     }
@@ -155,6 +162,7 @@ const KNOWN_KEYS: &[&str] = &[
     "move_budget",
     "move_reuse_window",
     "lend_across_streams",
+    "share_segments",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -352,6 +360,9 @@ impl Config {
             "lend_across_streams" => {
                 self.lend_across_streams = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "share_segments" => {
+                self.share_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -414,6 +425,11 @@ impl Config {
             self.lend_across_streams != d.lend_across_streams,
             "lend_across_streams",
             if self.lend_across_streams { "True" } else { "False" }.to_string(),
+        );
+        put(
+            self.share_segments != d.share_segments,
+            "share_segments",
+            if self.share_segments { "True" } else { "False" }.to_string(),
         );
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());
@@ -558,6 +574,7 @@ mod tests {
             move_budget in prop_oneof![Just(0.0), 0.0f64..100.0],
             move_reuse_window in prop_oneof![Just(0u64), 0u64..1 << 20],
             lend_across_streams in any::<bool>(),
+            share_segments in any::<bool>(),
             release_mb in proptest::option::of(0u64..1 << 20),
         ) -> Config {
             Config {
@@ -575,6 +592,7 @@ mod tests {
                 move_budget,
                 move_reuse_window,
                 lend_across_streams,
+                share_segments,
                 release_threshold: release_mb.map(|mb| mb * MIB),
             }
         }

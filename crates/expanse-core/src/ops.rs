@@ -141,6 +141,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(11, "move_budget", &["0", "1.75", "1000000000"]),
             opt(12, "move_reuse_window", &["0", "1", "128", "281474976710656"]),
             opt(13, "lend_across_streams", &["False", "True"]),
+            opt(14, "share_segments", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

@@ -186,6 +186,14 @@ pub enum MovePolicy {
 /// (`docs/policy-study.md`, third round).
 pub const REUSE_WINDOW: u64 = 0;
 
+/// Whether streams share one expandable segment per pool
+/// (`share_segments`; see [`LendPolicy::SharedSegments`]). On since the
+/// fifteenth round (`docs/policy-study.md`): of the real traces it
+/// changes, all multi-stream, eight were better and one 0.3% worse, no win
+/// or loss changed, and the held-out mean went from 1.0674 to 1.0587; it
+/// costs more cross-stream event waits (1.1-6x on those replays).
+pub const SHARE_SEGMENTS: bool = true;
+
 /// Whether a stream with no fitting free block may take another stream's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LendPolicy {
@@ -194,6 +202,13 @@ pub enum LendPolicy {
     /// Free expandable blocks are lent across streams, ordered by an event
     /// wait.
     AcrossStreams,
+    /// As `AcrossStreams`, and growth for any stream maps pages into one
+    /// segment per pool: the lowest stream's that has one. The grown block
+    /// belongs to that segment's stream and is lent to the one asking, so
+    /// a stream's freed memory merges with the free memory around it and
+    /// serves any stream, the reuse ordered by the same event waits as any
+    /// lent block (cudaMallocAsync shares its pool the same way).
+    SharedSegments,
 }
 
 /// What garbage collection considers, and when idle cached memory goes
@@ -263,7 +278,11 @@ impl Policy {
                 total_share: TOTAL_SHARE,
             },
             moving: MovePolicy::WithinBudget { budget, reuse_window: config.move_reuse_window },
-            lending: if config.lend_across_streams { LendPolicy::AcrossStreams } else { LendPolicy::Never },
+            lending: match (config.lend_across_streams, config.share_segments) {
+                (false, _) => LendPolicy::Never,
+                (true, false) => LendPolicy::AcrossStreams,
+                (true, true) => LendPolicy::SharedSegments,
+            },
             oversize_rules_on_expandable: false,
             release: ReleasePolicy { gc_ages_include_expandable: false, threshold: config.release_threshold },
         }
@@ -463,7 +482,12 @@ impl MovePolicy {
 impl LendPolicy {
     /// Whether blocks are lent across streams.
     pub fn lends(&self) -> bool {
-        *self == LendPolicy::AcrossStreams
+        *self != LendPolicy::Never
+    }
+
+    /// Whether every stream grows one shared segment per pool.
+    pub fn shares_segments(&self) -> bool {
+        *self == LendPolicy::SharedSegments
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use expanse_core::{AllocError, Config, DeviceAllocator, StreamId};
 use expanse_device::Device;
-use expanse_mock::MockDevice;
+use expanse_mock::{Call, MockDevice};
 
 const MIB: u64 = 1 << 20;
 const S0: StreamId = StreamId(0);
@@ -453,9 +453,10 @@ fn reset_peak_stats_works(mode: Mode) {
 
 fn injected_device_failures_leave_state_intact(mode: Mode) {
     use expanse_device::DeviceError;
-    use expanse_mock::Call;
     let d = Arc::new(MockDevice::new(1 << 30, 2 * MIB).without_leak_check());
-    let mut a = allocator(mode, &d, "");
+    // A segment per stream, so that stream 1's request makes every kind of
+    // device call (shared, it would grow stream 0's reservation).
+    let mut a = allocator(mode, &d, "share_segments:False");
     let keep = a.malloc(5 * MIB, S0).unwrap();
     // Reserve first: later calls find stream 1's segment already reserved.
     let calls = if mode.expandable() {
@@ -643,6 +644,86 @@ fn one_wait_orders_every_block_freed_before_it() {
     for p in [first, second, third].into_iter().chain(keep) {
         a.free(p).unwrap();
     }
+    check(&a, &d);
+}
+
+/// `share_segments:True`: stream 1 grows stream 0's segment instead of
+/// reserving its own; what stream 1 frees merges with stream 0's free
+/// memory around it, and serves stream 0 after one event wait on stream 1.
+/// Without it (`share_segments:False`), stream 1 has a segment of its own.
+#[test]
+fn shared_segments_grow_one_segment_for_every_stream() {
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Expanse, &d, "share_segments:True");
+    let p = a.malloc(30 * MIB, S0).unwrap();
+    let q = a.malloc(30 * MIB, S1).unwrap();
+    assert_eq!(d.calls(Call::Reserve), 1, "stream 1 grew stream 0's segment");
+    assert_eq!(q, p + 30 * MIB, "right after stream 0's block");
+    assert!(d.waits().is_empty(), "fresh pages: nothing to wait for");
+    a.free(q).unwrap();
+    a.free(p).unwrap();
+    // The two merged: one 60 MiB block, which stream 0 takes whole after
+    // waiting for stream 1's use of its upper half.
+    let r = a.malloc(60 * MIB, S0).unwrap();
+    assert_eq!(r, p);
+    assert_eq!(d.waits(), vec![(S0, S1)]);
+    assert_eq!(d.calls(Call::Reserve), 1);
+    a.free(r).unwrap();
+    check(&a, &d);
+
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Expanse, &d, "share_segments:False");
+    let p = a.malloc(30 * MIB, S0).unwrap();
+    let q = a.malloc(30 * MIB, S1).unwrap();
+    assert_eq!(d.calls(Call::Reserve), 2, "a segment per stream");
+    for x in [p, q] {
+        a.free(x).unwrap();
+    }
+    check(&a, &d);
+}
+
+/// A device call failing while stream 1 grows stream 0's shared segment
+/// leaves everything as it was: the error names the call, stream 0's
+/// block is intact, the invariants hold, and the same request succeeds
+/// once the device does.
+#[test]
+fn failures_growing_a_shared_segment_leave_state_intact() {
+    use expanse_device::DeviceError;
+    let d = Arc::new(MockDevice::new(1 << 30, 2 * MIB).without_leak_check());
+    let mut a = allocator(Mode::Expanse, &d, "share_segments:True");
+    let keep = a.malloc(5 * MIB, S0).unwrap();
+    for call in [Call::CreatePage, Call::Map, Call::SetAccess] {
+        d.fail_nth(call, 1, DeviceError::Driver { call: call.name(), code: 999 });
+        let r = a.malloc(300 * MIB, S1);
+        assert!(matches!(r, Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))), "{call:?}: {r:?}");
+        d.clear_failure(call);
+        a.check_invariants().unwrap();
+        assert_eq!(a.allocation_size(keep), Some(5 * MIB));
+        assert!(d.violations().is_empty(), "{:?}", d.violations());
+    }
+    let p = a.malloc(300 * MIB, S1).unwrap();
+    assert_eq!(d.calls(Call::Reserve), 1, "grown in stream 0's segment");
+    a.free(p).unwrap();
+    a.free(keep).unwrap();
+    a.empty_cache().unwrap();
+    assert_eq!(d.used(), 0, "nothing leaked after the failures");
+    check(&a, &d);
+}
+
+/// With lending off there is nothing to share through:
+/// `lend_across_streams:False` keeps a segment per stream whatever
+/// `share_segments` says.
+#[test]
+fn shared_segments_need_lending() {
+    let d = mock(1 << 30);
+    let mut a = allocator(Mode::Expanse, &d, "share_segments:True,lend_across_streams:False");
+    let p = a.malloc(30 * MIB, S0).unwrap();
+    let q = a.malloc(30 * MIB, S1).unwrap();
+    assert_eq!(d.calls(Call::Reserve), 2);
+    for x in [p, q] {
+        a.free(x).unwrap();
+    }
+    assert!(d.waits().is_empty());
     check(&a, &d);
 }
 

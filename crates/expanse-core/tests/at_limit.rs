@@ -62,10 +62,14 @@ fn pytorch_expandable_mode_keeps_its_decisions_at_the_limit() {
 /// growth at the limit moves wholly free pages instead of releasing them
 /// and creating new ones. 16 MiB device, 4 MiB pages: stream 0 holds four
 /// 4 MiB tensors and frees two that are not neighbours (no 6 MiB free
-/// block to lend); stream 1 then asks for 6 MiB, two pages: both move.
+/// block to lend); stream 1 then asks for 6 MiB, two pages of a segment
+/// of its own (segments not shared): both move.
 #[test]
 fn moves_at_the_limit_ignore_the_budget() {
-    let mut a = allocator(16 * MIB, "expandable_segments:True,move_budget:0,max_page_size_mb:4,min_grow_size_mb:4");
+    let mut a = allocator(
+        16 * MIB,
+        "expandable_segments:True,move_budget:0,max_page_size_mb:4,min_grow_size_mb:4,share_segments:False",
+    );
     let (s0, s1) = (StreamId(0), StreamId(1));
     let t: Vec<u64> = (0..4).map(|_| a.malloc(4 * MIB, s0).unwrap()).collect();
     assert_eq!(a.reserved_bytes(), 16 * MIB);

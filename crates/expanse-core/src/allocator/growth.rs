@@ -121,7 +121,11 @@ impl DeviceAllocator {
         if self.refused_again(stream, pool, size)? {
             return Ok(None);
         }
-        let Some(mut candidate) = self.find_expandable_block(stream, pool, size)? else {
+        // A shared segment grows for every stream; its stream owns the
+        // grown block, lent to `stream` (`alloc_block_from` orders it).
+        let owner =
+            if self.policy.lending.shares_segments() { self.shared_segment_stream(pool, stream) } else { stream };
+        let Some(mut candidate) = self.find_expandable_block(owner, pool, size)? else {
             return Ok(None);
         };
         // candidate: unmapped -> *, or free -> unmapped -> *
@@ -150,6 +154,14 @@ impl DeviceAllocator {
         }
         self.remove_from_pool(candidate);
         Ok(Some(candidate))
+    }
+
+    /// The stream whose expandable segment of `pool` every stream grows
+    /// when segments are shared: the lowest stream with one (`stream` when
+    /// there is none yet). Every live expandable segment has unmapped
+    /// address space after its last mapped page, so it has an unmapped key.
+    fn shared_segment_stream(&self, pool: PoolKind, stream: StreamId) -> StreamId {
+        self.pools[pool as usize].unmapped.iter().next().map_or(stream, |k| k.stream)
     }
 
     /// An unmapped block of `stream` and `pool` (with the free block just
