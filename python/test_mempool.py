@@ -9,7 +9,9 @@ CUDAPluggableAllocator::malloc (the extension's probe_malloc), so
 use_mem_pool's thread filter, evaluated by the extension at each
 allocation, decides the pool. There is no CUDA device on the host:
 torch.cuda.current_device is replaced by one that answers 0 (PyTorch only
-passes the device number on), and torch._C's empty_cache is called
+passes the device number on), torch.cuda.is_current_stream_capturing by
+one that answers False (PyTorch 2.15's use_mem_pool asks it, and without a
+driver the question raises), and torch._C's empty_cache is called
 directly (torch.cuda.empty_cache() does nothing before CUDA starts).
 """
 
@@ -31,6 +33,7 @@ mode = ex.install(sys.argv[1] if len(sys.argv) > 1 else None)
 assert mode == "extension", f"install() fell back to {mode}: {expanse_compat.extension_error()}"
 ext = expanse_compat.build_extension()  # the loaded module: its probe_malloc
 torch.cuda.current_device = lambda: 0
+torch.cuda.is_current_stream_capturing = lambda: False
 MIB = 1 << 20
 test = checks.test
 
