@@ -133,7 +133,7 @@ pub fn cmd_compare(args: &[std::ffi::OsString]) -> Result<(), String> {
     }
     // Plots and snapshots are per replay: the per-mode table draws them
     // (and refuses a snapshot) for explicit files, recorded or not.
-    let per_replay = o.plot.is_some() || o.snapshot.is_some();
+    let per_replay = o.plot.is_some() || o.snapshot.is_some() || o.peak_snapshot.is_some();
     if !any_dir && (per_replay || jobs.iter().all(|(_, r)| r.is_none())) {
         return crate::cmd_compare(&rest);
     }

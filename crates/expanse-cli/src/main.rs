@@ -5,6 +5,7 @@ mod bench;
 mod capacity;
 mod corpus;
 mod corpus_table;
+mod peak;
 mod plot;
 mod replay;
 mod watch;
@@ -67,6 +68,11 @@ REPLAY OPTIONS:
                            end, for PyTorch's memory viewer (pytorch.org/memory_viz,
                            python -m torch.cuda._memory_viz trace_plot FILE.pickle)
     --history-entries N    Keep only the newest N history entries (default: all)
+    --peak-snapshot FILE.pickle
+                           The same when reserved memory peaked (the trace
+                           replayed again up to that event), and where the
+                           memory not in use sat then (free blocks, the
+                           largest, the small pool's share)
 
 A progress bar shows on stderr when a replay passes a second and stderr is
 a terminal.
@@ -100,6 +106,7 @@ struct Options {
     files: Vec<PathBuf>,
     plot: Option<PathBuf>,
     snapshot: Option<PathBuf>,
+    peak_snapshot: Option<PathBuf>,
     history_entries: usize,
 }
 
@@ -135,6 +142,7 @@ fn parse_options(args: &[OsString]) -> Result<Options, String> {
         files: Vec::new(),
         plot: None,
         snapshot: None,
+        peak_snapshot: None,
         history_entries: usize::MAX,
     };
     let mut it = args.iter();
@@ -155,6 +163,7 @@ fn parse_options(args: &[OsString]) -> Result<Options, String> {
             "--json" => o.json = true,
             "--plot" => o.plot = Some(PathBuf::from(value("--plot")?)),
             "--snapshot" => o.snapshot = Some(PathBuf::from(value("--snapshot")?)),
+            "--peak-snapshot" => o.peak_snapshot = Some(PathBuf::from(value("--peak-snapshot")?)),
             "--history-entries" => {
                 let v = value("--history-entries")?;
                 o.history_entries = v
@@ -190,9 +199,20 @@ fn replay_one(
     config: Config,
     observer: &mut dyn replay::Observer,
 ) -> Result<replay::Report, String> {
+    replay_first(path, o, config, usize::MAX, observer)
+}
+
+/// [`replay_one`] of the trace's first `count` events only.
+fn replay_first(
+    path: &Path,
+    o: &Options,
+    config: Config,
+    count: usize,
+    observer: &mut dyn replay::Observer,
+) -> Result<replay::Report, String> {
     let device = make_device(o.backend, o.device_memory)?;
     config.check_device(device.total_memory(), device.granularity()).map_err(|e| e.to_string())?;
-    let events = trace::open(path).map_err(|e| e.to_string())?;
+    let events = trace::open(path).map_err(|e| e.to_string())?.take(count);
     replay::run(events, device, config, observer).map_err(|f| match f {
         replay::Failed::Trace(e) => e.to_string(),
         replay::Failed::Alloc(line, e) => format!("{}:{line}: {e}", path.display()),
@@ -229,6 +249,33 @@ fn write_snapshot(path: &Path, snapshot: &expanse_core::Snapshot) -> Result<Stri
     Ok(format!("{} ({} segments, {entries} history entries)", path.display(), snapshot.segments.len()))
 }
 
+/// `--peak-snapshot FILE`: replay the trace again up to the event during
+/// which reserved memory peaked in the replay `r`, snapshot it there and
+/// write the snapshot; returns where the reserved memory sat. Replays are
+/// deterministic (decisions never depend on raw addresses), and a second
+/// replay that reserves another peak is an error, not a wrong snapshot.
+fn peak_snapshot(
+    path: &Path,
+    o: &Options,
+    config: Config,
+    r: &replay::Report,
+    file: &Path,
+) -> Result<peak::Layout, String> {
+    let mut watch = watch::Watch::new(&format!("{} up to its peak", trace_name(path)), Some(o.history_entries), false);
+    let again = replay_first(path, o, config, r.peak_reserved_event, &mut watch)?;
+    let snapshot = watch.snapshot.as_ref().ok_or("the peak replay took no snapshot")?;
+    if again.peak_reserved_bytes != r.peak_reserved_bytes {
+        return Err(format!(
+            "{}: replaying up to the peak reserved {} bytes, the whole replay {}: the backend placed memory differently the second time, no peak snapshot written",
+            path.display(),
+            again.peak_reserved_bytes,
+            r.peak_reserved_bytes
+        ));
+    }
+    write_snapshot(file, snapshot)?;
+    Ok(peak::Layout::of(snapshot))
+}
+
 /// `--plot FILE` for one of `count` traces: FILE itself, or FILE.<name>.svg.
 fn plot_path(plot: &Path, name: &str, count: usize) -> PathBuf {
     if count == 1 {
@@ -251,10 +298,24 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     let conf_str = config.to_conf_string();
     let history = o.snapshot.as_ref().map(|_| o.history_entries);
     let mut watch = watch::Watch::new(&trace_name(path), history, o.plot.is_some());
-    let r = replay_watched(path, &o, config, &mut watch)?;
+    let r = replay_watched(path, &o, config.clone(), &mut watch)?;
     let mut written = Vec::new();
     if let (Some(file), Some(s)) = (&o.snapshot, &watch.snapshot) {
         written.push(("snapshot", write_snapshot(file, s)?));
+    }
+    let mut at_peak = None;
+    if let Some(file) = &o.peak_snapshot {
+        let layout = peak_snapshot(path, &o, config, &r, file)?;
+        let line = format!(
+            "{} (after event {} of {}, trace line {}): {}",
+            file.display(),
+            r.peak_reserved_event,
+            r.events,
+            r.peak_reserved_line,
+            layout.describe()
+        );
+        written.push(("peak snapshot", line));
+        at_peak = Some(layout.to_json(&file.display().to_string(), r.peak_reserved_event, r.peak_reserved_line));
     }
     if let Some(file) = &o.plot {
         let title = format!("{}: {} ({} backend)", trace_name(path), conf_str, o.backend.name());
@@ -262,7 +323,11 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         written.push(("plot", file.display().to_string()));
     }
     if o.json {
-        println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
+        let mut j = r.to_json(&path.display().to_string(), o.backend.name(), &conf_str);
+        if let Some(p) = at_peak {
+            j["peak_snapshot"] = p;
+        }
+        println!("{j}");
     } else {
         println!("trace            {}", path.display());
         println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
@@ -299,8 +364,10 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     if o.files.is_empty() {
         return Err("compare needs at least one trace file".into());
     }
-    if o.snapshot.is_some() {
-        return Err("--snapshot is a replay option: snapshot one allocator with 'expanse replay'".into());
+    for (option, set) in [("--snapshot", o.snapshot.is_some()), ("--peak-snapshot", o.peak_snapshot.is_some())] {
+        if set {
+            return Err(format!("{option} is a replay option: snapshot one allocator with 'expanse replay'"));
+        }
     }
     let modes: [(&str, Config); 3] = [
         ("expanse in PyTorch-native mode", Config::pytorch_native()),

@@ -18,6 +18,11 @@ pub struct Report {
     pub peak_requested_bytes: u64,
     pub peak_allocated_bytes: u64,
     pub peak_reserved_bytes: u64,
+    /// Events replayed when reserved bytes first reached their peak (the
+    /// peak was reached during that event; 0 when nothing was reserved),
+    /// and that event's trace line.
+    pub peak_reserved_event: usize,
+    pub peak_reserved_line: usize,
     pub final_reserved_bytes: u64,
     /// Mean of reserved bytes over the events replayed, each event weighing
     /// the same (the trace has no clock: "time" is the event index),
@@ -69,6 +74,8 @@ impl Report {
             "peak_requested_bytes": self.peak_requested_bytes,
             "peak_allocated_bytes": self.peak_allocated_bytes,
             "peak_reserved_bytes": self.peak_reserved_bytes,
+            "peak_reserved_event": self.peak_reserved_event,
+            "peak_reserved_line": self.peak_reserved_line,
             "final_reserved_bytes": self.final_reserved_bytes,
             "time_weighted_reserved_bytes": self.time_weighted_reserved_bytes,
             "fragmentation": self.fragmentation(),
@@ -136,7 +143,7 @@ pub fn run(
     let start = Instant::now();
     // On a failure too, what is live is freed below: the device is left clean.
     let outcome = play(events, &mut streams, &mut alloc, &mut p, observer);
-    let Progress { live, peak_requested, oom, done, stream_count, reserved_sum, .. } = p;
+    let Progress { live, peak_requested, oom, done, stream_count, reserved_sum, peak_event, peak_line, .. } = p;
     let seconds = start.elapsed().as_secs_f64();
     observer.end(&mut alloc);
     let s = alloc.stats();
@@ -146,6 +153,8 @@ pub fn run(
         peak_requested_bytes: peak_requested,
         peak_allocated_bytes: s.allocated_bytes.all.peak as u64,
         peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
+        peak_reserved_event: peak_event,
+        peak_reserved_line: peak_line,
         final_reserved_bytes: s.reserved_bytes.all.current as u64,
         time_weighted_reserved_bytes: if done == 0 { 0 } else { (reserved_sum / done as u128) as u64 },
         num_alloc_retries: s.num_alloc_retries,
@@ -179,6 +188,11 @@ struct Progress {
     stream_count: u64,
     /// Reserved bytes summed after every event (for the time-weighted mean).
     reserved_sum: u128,
+    /// The reserved peak so far, and the event count and trace line at
+    /// which it was first reached.
+    peak_reserved: i64,
+    peak_event: usize,
+    peak_line: usize,
 }
 
 /// Replay `events` until the end, an out-of-memory (recorded in `p`) or a
@@ -216,6 +230,12 @@ fn play(
         }
         p.done += 1;
         p.reserved_sum += u128::from(alloc.reserved_bytes());
+        // The statistics' peak, not the reserved bytes after the event: a
+        // peak reached and left within one event counts too.
+        let peak = alloc.stats().reserved_bytes.all.peak;
+        if peak > p.peak_reserved {
+            (p.peak_reserved, p.peak_event, p.peak_line) = (peak, p.done, line);
+        }
         observer.event(p.done, alloc);
     }
     Ok(())

@@ -219,4 +219,89 @@ fn bad_snapshot_and_plot_options_give_clear_errors() {
     fails_with(&["replay", r, "--snapshot", "x.pickle", "--history-entries", "0"], "bad --history-entries '0'");
     fails_with(&["replay", r, "--snapshot"], "--snapshot needs a value");
     fails_with(&["compare", r, "--snapshot", "x.pickle"], "--snapshot is a replay option");
+    fails_with(&["compare", r, "--peak-snapshot", "x.pickle"], "--peak-snapshot is a replay option");
+    fails_with(
+        &["replay", r, "--peak-snapshot", "/nonexistent/dir/s.pickle"],
+        "/nonexistent/dir/s.pickle: cannot write",
+    );
+}
+
+/// `--peak-snapshot`: replay `trace` with `args`; the JSON report and the
+/// decoded snapshot taken when reserved memory peaked.
+fn peak_snapshot_of(trace: &Path, args: &[&str], out: &Path) -> (serde_json::Value, Value) {
+    let o = exe()
+        .args(["replay", trace.to_str().unwrap(), "--json", "--peak-snapshot", out.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}: {}", trace.display(), String::from_utf8_lossy(&o.stderr));
+    let report = serde_json::from_slice(&o.stdout).unwrap();
+    let (v, _) = unpickle::load(&std::fs::read(out).unwrap()).unwrap();
+    (report, v)
+}
+
+/// Segments and the sizes of their blocks by state: (reserved, allocated, free).
+fn tally(v: &Value) -> (i128, i128, i128) {
+    let (mut reserved, mut allocated, mut free) = (0, 0, 0);
+    for g in v.at("segments").list() {
+        reserved += g.at("total_size").int();
+        for b in g.at("blocks").list() {
+            match b.at("state").str() {
+                "active_allocated" => allocated += b.at("size").int(),
+                "inactive" => free += b.at("size").int(),
+                _ => {}
+            }
+        }
+    }
+    (reserved, allocated, free)
+}
+
+#[test]
+fn the_peak_snapshot_shows_the_state_when_reserved_memory_peaked() {
+    // PyTorch's native rules, worked by hand: 8 MiB takes a 20 MiB segment
+    // (requests under 10 MiB share 20 MiB segments), the second 8 MiB its
+    // rest (4 MiB left free), 16 MiB a segment of its own (rounded to
+    // 2 MiB): 36 MiB reserved after the third event, never more. Then two
+    // frees and an 8 MiB request that reuses the first segment.
+    const MIB: u64 = 1 << 20;
+    let dir = scratch("peak");
+    let trace = dir.join("t.trace.csv");
+    let text = format!("a,1,{},0\na,2,{},0\na,3,{},0\nf,1\nf,2\na,4,{},0\n", 8 * MIB, 8 * MIB, 16 * MIB, 8 * MIB);
+    std::fs::write(&trace, text).unwrap();
+    let (report, v) = peak_snapshot_of(&trace, &["--conf", "expandable_segments:False"], &dir.join("p.pickle"));
+    assert_eq!(report["peak_reserved_bytes"], 36 * MIB);
+    assert_eq!(report["peak_reserved_event"], 3);
+    assert_eq!(report["peak_reserved_line"], 3);
+    // At the end only 24 MiB are allocated; at the peak 32.
+    assert_eq!(tally(&v), (36 << 20, 32 << 20, 4 << 20));
+    assert_eq!(v.at("segments").list().len(), 2);
+    let p = &report["peak_snapshot"];
+    assert_eq!(p["event"], 3);
+    assert_eq!(p["reserved_bytes"], 36 * MIB);
+    assert_eq!(p["allocated_bytes"], 32 * MIB);
+    assert_eq!((p["free_bytes"].as_u64(), p["free_blocks"].as_u64()), (Some(4 * MIB), Some(1)));
+    assert_eq!(p["largest_free_block_bytes"], 4 * MIB);
+    // The history stops at the peak: three allocations, no free.
+    let (_, counts) = replay_history(v.at("device_traces").list()[0].list());
+    assert_eq!((counts.get("alloc"), counts.get("free_requested")), (Some(&3), None), "{counts:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_peak_snapshot_of_a_real_trace_holds_its_peak() {
+    // The default moves pages and lends across streams; the second replay
+    // up to the peak must land on the same peak, and the snapshot's
+    // segments must add up to it.
+    let dir = scratch("peak-real");
+    for name in ["resnet_train.trace.csv.gz", "five_streams.trace.csv"] {
+        let (report, v) = peak_snapshot_of(&traces_dir().join(name), &[], &dir.join("p.pickle"));
+        let peak = i128::from(report["peak_reserved_bytes"].as_u64().unwrap());
+        let (reserved, allocated, free) = tally(&v);
+        assert_eq!(reserved, peak, "{name}");
+        assert!(allocated <= i128::from(report["peak_allocated_bytes"].as_u64().unwrap()), "{name}");
+        assert_eq!(report["peak_snapshot"]["free_bytes"].as_u64().map(i128::from), Some(free), "{name}");
+        let event = report["peak_reserved_event"].as_u64().unwrap();
+        assert!(event > 0 && event <= report["events"].as_u64().unwrap(), "{name}: {event}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

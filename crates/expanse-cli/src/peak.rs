@@ -1,0 +1,86 @@
+//! `replay --peak-snapshot`: the allocator's state when its reserved bytes
+//! peaked, and where the memory that was not live sat then (issue 8 asks
+//! a policy to read "where free space sits at each high-water mark"; this
+//! shows it for the one that counts).
+
+use expanse_core::snapshot::BlockState;
+use expanse_core::{PoolKind, Snapshot};
+
+/// Where the reserved bytes of a snapshot sat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Segments (classic segments and mapped runs of expandable ones).
+    pub segments: usize,
+    /// Bytes in them.
+    pub reserved: u64,
+    /// Bytes of blocks handed to users.
+    pub allocated: u64,
+    /// Bytes freed by users, waiting for other streams' work.
+    pub pending_free: u64,
+    /// Cached bytes: free blocks of reserved memory.
+    pub free: u64,
+    /// How many free blocks, and the largest.
+    pub free_blocks: usize,
+    pub largest_free_block: u64,
+    /// Cached bytes of the small pool (requests of at most 1 MiB), which
+    /// large requests never use.
+    pub free_small_pool: u64,
+}
+
+impl Layout {
+    /// The layout of `snapshot`'s segments.
+    pub fn of(snapshot: &Snapshot) -> Layout {
+        let mut l = Layout { segments: snapshot.segments.len(), ..Layout::default() };
+        for seg in &snapshot.segments {
+            l.reserved += seg.total_size;
+            for b in &seg.blocks {
+                match b.state {
+                    BlockState::ActiveAllocated => l.allocated += b.size,
+                    BlockState::ActivePendingFree => l.pending_free += b.size,
+                    BlockState::Inactive => {
+                        l.free += b.size;
+                        l.free_blocks += 1;
+                        l.largest_free_block = l.largest_free_block.max(b.size);
+                        if seg.pool == PoolKind::Small {
+                            l.free_small_pool += b.size;
+                        }
+                    }
+                }
+            }
+        }
+        l
+    }
+
+    /// The layout as a JSON object, with the event it was taken after.
+    pub fn to_json(self, file: &str, event: usize, line: usize) -> serde_json::Value {
+        serde_json::json!({
+            "file": file,
+            "event": event,
+            "line": line,
+            "segments": self.segments,
+            "reserved_bytes": self.reserved,
+            "allocated_bytes": self.allocated,
+            "pending_free_bytes": self.pending_free,
+            "free_bytes": self.free,
+            "free_blocks": self.free_blocks,
+            "largest_free_block_bytes": self.largest_free_block,
+            "free_small_pool_bytes": self.free_small_pool,
+        })
+    }
+
+    /// One line for people.
+    pub fn describe(self) -> String {
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+        format!(
+            "reserved {} in {} segments: allocated {}, free {} in {} blocks (largest {}, small pool {}), waiting for streams {}",
+            mib(self.reserved),
+            self.segments,
+            mib(self.allocated),
+            mib(self.free),
+            self.free_blocks,
+            mib(self.largest_free_block),
+            mib(self.free_small_pool),
+            mib(self.pending_free)
+        )
+    }
+}
