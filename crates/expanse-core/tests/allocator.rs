@@ -671,15 +671,23 @@ fn shared_segments_grow_one_segment_for_every_stream() {
     a.free(r).unwrap();
     check(&a, &d);
 
+    assert_eq!(reservations_of_two_streams("share_segments:False"), 2, "a segment per stream");
+}
+
+/// Reservations made when streams 0 and 1 each allocate 30 MiB under
+/// `conf` (the invariants checked after, nothing left behind).
+fn reservations_of_two_streams(conf: &str) -> u64 {
     let d = mock(1 << 30);
-    let mut a = allocator(Mode::Expanse, &d, "share_segments:False");
+    let mut a = allocator(Mode::Expanse, &d, conf);
     let p = a.malloc(30 * MIB, S0).unwrap();
     let q = a.malloc(30 * MIB, S1).unwrap();
-    assert_eq!(d.calls(Call::Reserve), 2, "a segment per stream");
+    let reserves = d.calls(Call::Reserve);
     for x in [p, q] {
         a.free(x).unwrap();
     }
+    assert!(d.waits().is_empty(), "{conf}: each block freed on its own stream");
     check(&a, &d);
+    reserves
 }
 
 /// A device call failing while stream 1 grows stream 0's shared segment
@@ -715,16 +723,7 @@ fn failures_growing_a_shared_segment_leave_state_intact() {
 /// `share_segments` says.
 #[test]
 fn shared_segments_need_lending() {
-    let d = mock(1 << 30);
-    let mut a = allocator(Mode::Expanse, &d, "share_segments:True,lend_across_streams:False");
-    let p = a.malloc(30 * MIB, S0).unwrap();
-    let q = a.malloc(30 * MIB, S1).unwrap();
-    assert_eq!(d.calls(Call::Reserve), 2);
-    for x in [p, q] {
-        a.free(x).unwrap();
-    }
-    assert!(d.waits().is_empty());
-    check(&a, &d);
+    assert_eq!(reservations_of_two_streams("share_segments:True,lend_across_streams:False"), 2);
 }
 
 /// Blocks whose stream events complete together are freed in stream order
