@@ -301,7 +301,8 @@ def recsys_rank_serve(rng):
             del emb, flat_hist, dev
         return batch, cands, ready
 
-    # About 100 tensors a batch (counted on CPU) and some 13 more a DIN chunk: 4000 batches make about 0.9M events.
+    # About 100 tensors a batch (counted on CPU at the real candidate and history sizes): 4000 batches make about
+    # 0.8M events.
     batches = _smoke(4000, 5)
     with torch.inference_mode():
         nxt = prepare(0)
@@ -526,13 +527,13 @@ class _MgLayer(torch.nn.Module):
         self.fc1, self.fc2 = nn.Linear(d, ffn, bias=False), nn.Linear(ffn, d, bias=False)
 
 
-@_workload("text-to-music audio-LM generation, MusicGen-style (inference): a T5-base-sized text encoder (HF T5EncoderModel, 12 layers, width 768, random init) and a MusicGen-small-wide decoder (width 1024, 16 heads, FFN 4096, 12 layers, sinusoidal positions, cross-attention to the projected text states; random weights) over 4 EnCodec codebooks of 2048 (embeddings summed, 4 heads) with MusicGen's delay pattern (codebook k lagging k steps), both bf16 under inference_mode, written by hand; 5 requests of 1-8 text prompts (log-uniform) of 8-64 tokens for 4-24 s of audio (log-uniform, at 50 frames a second, capped at 64 s of audio a request); classifier-free guidance (scale 3: batch doubled with zeroed text states under a zero mask), top-k 250 sampling, one token per codebook a step for frames + 3 steps, the self-attention KV cache grown by concatenation every step (HF's dynamic cache); then the codes undelayed, the residual codebooks (128-wide) summed and decoded by EnCodec's SEANet decoder (1024 channels, LSTM, upsampling 8-5-4-4 to 32 kHz) in fp16, clamped to int16 and copied back")
+@_workload("text-to-music audio-LM generation, MusicGen-style (inference): a T5-base-sized text encoder (HF T5EncoderModel, 12 layers, width 768, random init) and a MusicGen-small-sized decoder (24 layers of width 1024, 16 heads, FFN 4096, sinusoidal positions, cross-attention to the projected text states; random weights) over 4 EnCodec codebooks of 2048 (embeddings summed, 4 heads) with MusicGen's delay pattern (codebook k lagging k steps), both bf16 under inference_mode, written by hand; 5 requests of 1-8 text prompts (log-uniform) of 8-64 tokens for 4-24 s of audio (log-uniform, at 50 frames a second, capped at 64 s of audio a request); classifier-free guidance (scale 3: batch doubled with zeroed text states under a zero mask), top-k 250 sampling, one token per codebook a step for frames + 3 steps, the self-attention KV cache grown by concatenation every step (HF's dynamic cache); then the codes undelayed, the residual codebooks (128-wide) summed and decoded by EnCodec's SEANet decoder (1024 channels, LSTM, upsampling 8-5-4-4 to 32 kHz) in fp16, clamped to int16 and copied back")
 def musicgen_generate(rng):
     from transformers import T5Config, T5EncoderModel
 
     f = torch.nn.functional
     sdpa = f.scaled_dot_product_attention
-    d, heads, layers, card, books = _smoke(1024, 64), _smoke(16, 4), _smoke(12, 2), _smoke(2048, 64), 4
+    d, heads, layers, card, books = _smoke(1024, 64), _smoke(16, 4), _smoke(24, 2), _smoke(2048, 64), 4
     tcfg = T5Config(d_model=_smoke(768, 32), d_ff=_smoke(3072, 64), num_layers=_smoke(12, 1), num_heads=_smoke(12, 2),
                     d_kv=64, vocab_size=32128)
     text = T5EncoderModel(tcfg).to("cuda", torch.bfloat16).eval()
@@ -551,8 +552,8 @@ def musicgen_generate(rng):
     pos_angles = torch.arange(1600, device="cuda")[:, None] * freqs
     positions = torch.cat([pos_angles.cos(), pos_angles.sin()], -1).to(torch.bfloat16)  # (1600, d)
 
-    # About 230 tensors a decoding step (counted on CPU at 12 layers): 5 requests of about 550 steps make
-    # about 1.3M events.
+    # About 430 tensors a decoding step (counted on CPU at 24 layers): the 5 requests' 1715 steps make about
+    # 1.5M events.
     with torch.inference_mode():
         for _ in range(_smoke(5, 2)):
             b = _loguniform(rng, 1, 8)
