@@ -26,6 +26,9 @@ import time
 
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from expanse_trace import trace_lines  # noqa: E402
+
 WORKLOADS = {}
 
 # RECORD_SMOKE=1 (set by scripts/traces/smoke_cpu.py for a CPU smoke run):
@@ -6509,23 +6512,10 @@ def ocr_train(rng):
 
 
 def reduce_trace(snapshot):
-    """Alloc and free-completed entries of device 0, as trace lines."""
-    streams = {0: 0}
-    live = {}
-    next_id = 1
-    out = []
-    for e in snapshot["device_traces"][0]:
-        act = e["action"]
-        if act == "alloc":
-            s = streams.setdefault(e["stream"], len(streams))
-            live[e["addr"]] = next_id
-            out.append(f"a,{next_id},{e['size']},{s}")
-            next_id += 1
-        elif act == "free_completed":
-            i = live.pop(e["addr"], None)
-            if i is not None:
-                out.append(f"f,{i}")
-    return out, len(streams)
+    """Alloc and free-completed entries of device 0, as trace lines, and
+    the number of streams (python/expanse_trace.py, which users run too)."""
+    lines, streams, _ = trace_lines(snapshot["device_traces"][0])
+    return lines, streams
 
 
 def main():
