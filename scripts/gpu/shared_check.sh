@@ -12,7 +12,9 @@
 #      segments: steps/s and cross-stream waits a malloc (docs/speed.md, shared segments);
 #   4. the four-stream server of the fourteenth batch live with the default, and with a
 #      segment per stream, wall time and peak reserved (gpu-results 19, call 3, ran it with a
-#      segment per stream: 124 s, 4.88 GB).
+#      segment per stream: 124 s, 4.88 GB);
+#   5. python/expanse_trace.py's record() around a small training loop under PyTorch's own
+#      allocator, the trace then replayed by expanse on CUDA (not yet run on a GPU).
 # Output: $OUT (or ./gpu-out).
 set -uo pipefail
 export OUT=${OUT:-$PWD/gpu-out} PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
@@ -60,4 +62,21 @@ for conf in expandable_segments:True expandable_segments:True,share_segments:Fal
     timeout 170 python3 scripts/gpu/run_workload.py multistream_server --mode expanse --conf "$conf" \
         2> "$OUT/live-err-${conf##*,}.txt" | tail -1 | tee -a "$OUT/live.jsonl"
 done
+echo "== 5. expanse_trace.record on the GPU"
+timeout 120 python3 - "$OUT/own.trace.csv.gz" <<'EOF'
+import sys
+sys.path.insert(0, "python")
+import torch
+import expanse_trace
+m = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).cuda()
+opt = torch.optim.AdamW(m.parameters())
+with expanse_trace.record(sys.argv[1], title="MLP, 20 steps of growing batches"):
+    for i in range(20):
+        x = torch.randn(64 * (i + 1), 1024, device="cuda")
+        m(x).square().mean().backward()
+        opt.step()
+        opt.zero_grad()
+print("PyTorch's peak allocated", torch.cuda.max_memory_allocated())
+EOF
+.device-bin/expanse replay "$OUT/own.trace.csv.gz" --backend cuda --json
 ls "$OUT"
