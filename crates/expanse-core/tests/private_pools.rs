@@ -343,3 +343,51 @@ fn a_user_pool_returns_memory_only_at_its_last_use_and_never_during_a_capture() 
     ok(&a);
     assert_eq!(a.reserved_bytes(), 0);
 }
+
+/// expanse's default shares one segment among streams and lends memory
+/// across them, each reuse ordered by an event recorded on the stream that
+/// last used the memory. During a capture that stream may be capturing:
+/// the event would be a node of the graph, never run, and the waiting
+/// stream would join the capture. So during a capture a stream outside it
+/// is not handed memory another stream last used, no page moves, and
+/// nothing goes back to the device: no event, wait, unmap or stream
+/// synchronization at all while it is under way; the malloc gets a fresh
+/// reservation instead. After the capture the memory is reused again,
+/// after one wait on the stream that used it.
+#[test]
+fn during_a_capture_no_stream_is_handed_memory_another_stream_last_used() {
+    use expanse_mock::{Call, MockDevice};
+    const S2: StreamId = StreamId(2);
+    let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
+    let mut a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("").unwrap());
+    let x = a.malloc(30 * MIB, S0).unwrap();
+    // S1 grows S0's segment (shared segments), then frees its block: the
+    // free memory right after x was last used on S1.
+    let y = a.malloc(64 * MIB, S1).unwrap();
+    assert_eq!(y, x + 30 * MIB);
+    a.free(y).unwrap();
+    assert_eq!(mock.calls(Call::Reserve), 1, "one shared segment");
+    let quiet = [Call::RecordEvent, Call::WaitEvent, Call::Unmap, Call::SynchronizeStream, Call::Synchronize];
+    let counts = |m: &MockDevice| quiet.map(|c| m.calls(c));
+    a.begin_allocate_to_pool(GRAPH, S2).unwrap();
+    let before = counts(&mock);
+    let z = a.malloc(64 * MIB, S0).unwrap();
+    ok(&a);
+    assert_eq!(counts(&mock), before, "an event, wait, unmap or synchronization during the capture");
+    assert!(!(y..y + 64 * MIB).contains(&z), "S0 was handed S1's memory during the capture");
+    assert_eq!(mock.calls(Call::Reserve), 2, "the growth took a reservation of its own");
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    // After the capture S1's memory is S0's again, after one wait on S1.
+    let w = a.malloc(64 * MIB, S0).unwrap();
+    assert_eq!(w, y);
+    assert_eq!(mock.waits(), vec![(S0, S1)]);
+    ok(&a);
+    for p in [x, z, w] {
+        a.free(p).unwrap();
+    }
+    a.release_pool(GRAPH).unwrap();
+    a.empty_cache().unwrap();
+    ok(&a);
+    assert_eq!(mock.used(), 0, "everything went back to the device");
+    assert!(mock.violations().is_empty(), "{:?}", mock.violations());
+}

@@ -188,7 +188,15 @@ impl DeviceAllocator {
             bytes >= size
         };
         let from = UnmappedKey { stream, addr: 0, block: 0 };
-        for &UnmappedKey { stream: s, block: id, .. } in self.pools[pool as usize].unmapped.range(from..) {
+        // During a CUDA graph capture a growth takes a reservation of its
+        // own: mapped pages of an existing segment could merge with free
+        // memory another stream last used, whose reuse would need an event
+        // on that stream (`reusable_now`). The reservation is address
+        // space only; it joins the cache like any segment.
+        let existing = if self.private.capturing() { None } else { Some(from) };
+        for &UnmappedKey { stream: s, block: id, .. } in
+            existing.iter().flat_map(|f| self.pools[pool as usize].unmapped.range(*f..))
+        {
             if s != stream {
                 break;
             }

@@ -337,7 +337,9 @@ impl DeviceAllocator {
         let p = Request { size, segment_size: allocation_size(size), stream, pool, block: None };
 
         if let Some((k, at)) = self.get_free_block(&p) {
-            return self.alloc_block_from(&p, k.block, Some((k, at)), orig_size);
+            if self.reusable_now(k.block, stream) {
+                return self.alloc_block_from(&p, k.block, Some((k, at)), orig_size);
+            }
         }
         self.malloc_uncached(p, orig_size)
     }
@@ -347,13 +349,19 @@ impl DeviceAllocator {
     /// Out of line, so that the cached path keeps a small frame.
     #[inline(never)]
     fn malloc_uncached(&mut self, mut p: Request, orig_size: u64) -> Result<u64, AllocError> {
+        // During a CUDA graph capture no cached memory goes back to the
+        // device: that synchronizes streams, which a capture forbids.
+        let capturing = self.private.capturing();
         let mut found = self.lend_free_block(&mut p);
         if !found {
-            if self.gc_enabled() {
+            if self.gc_enabled() && !capturing {
                 self.garbage_collect_cached_blocks()?;
             }
             found = self.alloc_block(&mut p, false)?
-                || (self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?);
+                || (!capturing && self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?);
+        }
+        if !found && capturing {
+            return Err(self.out_of_memory(&p));
         }
         if !found {
             // Last resort: free every cached block and retry.

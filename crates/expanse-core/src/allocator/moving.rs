@@ -47,8 +47,12 @@ impl DeviceAllocator {
         target: BlockId,
         pressure: Pressure,
     ) -> Result<Vec<Page>, AllocError> {
-        // A pool with nothing to release has no wholly free page to give.
-        if self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large) {
+        // A pool with nothing to release has no wholly free page to give;
+        // and during a CUDA graph capture no page moves (unmapping one
+        // synchronizes the streams that used it, which a capture forbids).
+        if self.private.capturing()
+            || (self.nothing_to_release(PoolKind::Small) && self.nothing_to_release(PoolKind::Large))
+        {
             return Ok(Vec::new());
         }
         // Moving is bounded by the driver-time budget: past it, segments grow

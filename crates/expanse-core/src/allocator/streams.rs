@@ -74,6 +74,25 @@ impl DeviceAllocator {
     ///
     /// A user stream that `stream` already waited on after the block was
     /// freed needs no new wait ([`StreamOrder`]).
+    /// Whether block `id` can be handed to `stream` now. Always, outside a
+    /// CUDA graph capture. During one, only without an event wait on
+    /// another stream: that stream may be capturing, and an event recorded
+    /// on it would be a node of the graph, never run, which `stream` would
+    /// then wait on (so joining the capture). The block waits for the end
+    /// of the capture; the malloc is served otherwise.
+    #[inline(always)]
+    pub(super) fn reusable_now(&self, id: BlockId, stream: StreamId) -> bool {
+        !self.private.capturing() || self.reusable_during_capture(id, stream)
+    }
+
+    /// [`Self::reusable_now`] during a capture (out of the fast path).
+    #[cold]
+    #[inline(never)]
+    fn reusable_during_capture(&self, id: BlockId, stream: StreamId) -> bool {
+        let b = self.blocks.get(id);
+        b.last_use.iter().all(|s| s == stream || self.order.waited_after(stream, s, b.freed_at))
+    }
+
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         let b = self.blocks.get(id);
         let users = &b.last_use;
@@ -113,12 +132,19 @@ impl DeviceAllocator {
         let pool = &mut self.pools[p.pool as usize];
         let mut best: Option<FreeKey> = None;
         // One best-fit look-up per stream, streams in order.
+        let capturing = self.private.capturing();
         for s in pool.free.streams() {
             let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
             if k.stream != p.stream && blocks.get(k.block).is_expandable() && best.is_none_or(|b| k.size < b.size) {
                 best = Some(k);
             }
         }
+        if capturing && best.is_some_and(|k| !self.reusable_now(k.block, p.stream)) {
+            // Not now (`reusable_now`); nor remembered as refused: the
+            // same request may lend it once the capture is over.
+            return false;
+        }
+        let pool = &mut self.pools[p.pool as usize];
         let Some(k) = best else {
             self.refused.lend = Some((p.stream, p.pool, p.size, self.stamp()));
             return false;
