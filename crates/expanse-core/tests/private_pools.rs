@@ -391,3 +391,39 @@ fn during_a_capture_no_stream_is_handed_memory_another_stream_last_used() {
     assert_eq!(mock.used(), 0, "everything went back to the device");
     assert!(mock.violations().is_empty(), "{:?}", mock.violations());
 }
+
+/// As PyTorch's allocator does, a malloc outside a capture that finds no
+/// room while it is under way does not free every cached segment and
+/// retry (that synchronizes the device): it runs out of memory, and the
+/// same malloc after the capture frees them and succeeds. Worked with
+/// PyTorch's rules on a 64 MiB device: each 12 MiB request takes a 12 MiB
+/// segment of its own (requests of 10 MiB or more are rounded to 2 MiB),
+/// so two freed ones leave 24 MiB cached and 40 MiB free, short of 50.
+#[test]
+fn during_a_capture_a_malloc_that_finds_no_room_does_not_empty_the_cache() {
+    use expanse_mock::{Call, MockDevice};
+    const S2: StreamId = StreamId(2);
+    let mock = Arc::new(MockDevice::new(64 * MIB, 2 * MIB));
+    let mut a =
+        DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("expandable_segments:False").unwrap());
+    let p = a.malloc(12 * MIB, S0).unwrap();
+    let q = a.malloc(12 * MIB, S0).unwrap();
+    a.free(p).unwrap();
+    a.free(q).unwrap();
+    assert_eq!((mock.calls(Call::Malloc), a.reserved_bytes()), (2, 24 * MIB));
+    a.begin_allocate_to_pool(GRAPH, S2).unwrap();
+    let r = a.malloc(50 * MIB, S0);
+    assert!(matches!(r, Err(AllocError::OutOfMemory { .. })), "{r:?}");
+    assert_eq!((mock.calls(Call::Free), a.reserved_bytes()), (0, 24 * MIB), "the cache was emptied during the capture");
+    ok(&a);
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    let r = a.malloc(50 * MIB, S0).unwrap();
+    assert_eq!(
+        (mock.calls(Call::Free), a.reserved_bytes()),
+        (2, 50 * MIB),
+        "after the capture: both freed, one new segment"
+    );
+    a.free(r).unwrap();
+    a.release_pool(GRAPH).unwrap();
+    ok(&a);
+}

@@ -349,18 +349,17 @@ impl DeviceAllocator {
     /// Out of line, so that the cached path keeps a small frame.
     #[inline(never)]
     fn malloc_uncached(&mut self, mut p: Request, orig_size: u64) -> Result<u64, AllocError> {
-        // During a CUDA graph capture no cached memory goes back to the
-        // device: that synchronizes streams, which a capture forbids.
-        let capturing = self.private.capturing();
         let mut found = self.lend_free_block(&mut p);
         if !found {
-            if self.gc_enabled() && !capturing {
+            if self.gc_enabled() {
                 self.garbage_collect_cached_blocks()?;
             }
             found = self.alloc_block(&mut p, false)?
-                || (!capturing && self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?);
+                || (self.release_available_cached_blocks(&p)? && self.alloc_block(&mut p, false)?);
         }
-        if !found && capturing {
+        // As in PyTorch, not while a private pool is allocated to (a CUDA
+        // graph capture may be under way, and this synchronizes streams).
+        if !found && self.private.capturing() {
             return Err(self.out_of_memory(&p));
         }
         if !found {
