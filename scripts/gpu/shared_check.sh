@@ -14,7 +14,9 @@
 #      segment per stream, wall time and peak reserved (gpu-results 19, call 3, ran it with a
 #      segment per stream: 124 s, 4.88 GB);
 #   5. python/expanse_trace.py's record() around a small training loop under PyTorch's own
-#      allocator, the trace then replayed by expanse on CUDA (not yet run on a GPU).
+#      allocator, the trace then replayed by expanse on CUDA (not yet run on a GPU);
+#   6. scripts/gpu/capture_other_stream.py: a stream outside a CUDA graph capture allocates
+#      while it runs, and must not be handed the capture stream's cached memory.
 # Output: $OUT (or ./gpu-out).
 set -uo pipefail
 export OUT=${OUT:-$PWD/gpu-out} PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
@@ -79,4 +81,6 @@ with expanse_trace.record(sys.argv[1], title="MLP, 20 steps of growing batches")
 print("PyTorch's peak allocated", torch.cuda.max_memory_allocated())
 EOF
 .device-bin/expanse replay "$OUT/own.trace.csv.gz" --backend cuda --json
+echo "== 6. a stream outside a capture"
+timeout 120 python3 scripts/gpu/capture_other_stream.py 2>&1 | tail -6
 ls "$OUT"
