@@ -427,3 +427,35 @@ fn during_a_capture_a_malloc_that_finds_no_room_does_not_empty_the_cache() {
     a.release_pool(GRAPH).unwrap();
     ok(&a);
 }
+
+/// During a capture, growth next to memory the growing stream may reuse
+/// (its own, or allocated) grows the shared segment as at any other time:
+/// only memory another stream last used is kept out of it.
+#[test]
+fn during_a_capture_growth_next_to_clean_memory_grows_the_shared_segment() {
+    use expanse_mock::{Call, MockDevice};
+    const S2: StreamId = StreamId(2);
+    let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
+    let mut a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("").unwrap());
+    let x = a.malloc(30 * MIB, S0).unwrap();
+    a.begin_allocate_to_pool(GRAPH, S2).unwrap();
+    let y = a.malloc(64 * MIB, S1).unwrap();
+    assert_eq!((y, mock.calls(Call::Reserve)), (x + 30 * MIB, 1), "S1 grew S0's segment right after x");
+    a.free(y).unwrap();
+    // y's memory, last used on S1, now ends the mapped part: S0's growth
+    // must not take it in, so it reserves anew.
+    let z = a.malloc(100 * MIB, S0).unwrap();
+    assert_eq!(mock.calls(Call::Reserve), 2);
+    assert!(!(y..y + 64 * MIB).contains(&z));
+    assert!(mock.waits().is_empty(), "no wait during the capture");
+    ok(&a);
+    a.end_allocate_to_pool(GRAPH).unwrap();
+    for p in [x, z] {
+        a.free(p).unwrap();
+    }
+    a.release_pool(GRAPH).unwrap();
+    a.empty_cache().unwrap();
+    ok(&a);
+    assert_eq!(mock.used(), 0);
+    assert!(mock.violations().is_empty(), "{:?}", mock.violations());
+}

@@ -125,7 +125,7 @@ impl DeviceAllocator {
         // grown block, lent to `stream` (`alloc_block_from` orders it).
         let owner =
             if self.policy.lending.shares_segments() { self.shared_segment_stream(pool, stream) } else { stream };
-        let Some(mut candidate) = self.find_expandable_block(owner, pool, size)? else {
+        let Some(mut candidate) = self.find_expandable_block(owner, stream, pool, size)? else {
             return Ok(None);
         };
         // candidate: unmapped -> *, or free -> unmapped -> *
@@ -166,14 +166,18 @@ impl DeviceAllocator {
 
     /// An unmapped block of `stream` and `pool` (with the free block just
     /// before it, if any) that can hold `size` bytes, in a new segment if
-    /// no existing one can.
+    /// no existing one can. During a CUDA graph capture, only one whose
+    /// growth keeps out memory `requester` may not reuse now
+    /// ([`Self::run_is_clean`]); else a new segment.
     fn find_expandable_block(
         &mut self,
         stream: StreamId,
+        requester: StreamId,
         pool: PoolKind,
         size: u64,
     ) -> Result<Option<BlockId>, AllocError> {
         let blocks = &self.blocks;
+        let capturing = self.private.capturing();
         let has_room = |mut id: Option<BlockId>| {
             let mut bytes = 0u64;
             while bytes < size {
@@ -188,15 +192,7 @@ impl DeviceAllocator {
             bytes >= size
         };
         let from = UnmappedKey { stream, addr: 0, block: 0 };
-        // During a CUDA graph capture a growth takes a reservation of its
-        // own: mapped pages of an existing segment could merge with free
-        // memory another stream last used, whose reuse would need an event
-        // on that stream (`reusable_now`). The reservation is address
-        // space only; it joins the cache like any segment.
-        let existing = if self.private.capturing() { None } else { Some(from) };
-        for &UnmappedKey { stream: s, block: id, .. } in
-            existing.iter().flat_map(|f| self.pools[pool as usize].unmapped.range(*f..))
-        {
+        for &UnmappedKey { stream: s, block: id, .. } in self.pools[pool as usize].unmapped.range(from..) {
             if s != stream {
                 break;
             }
@@ -206,7 +202,7 @@ impl DeviceAllocator {
                     c = prev;
                 }
             }
-            if has_room(Some(c)) {
+            if has_room(Some(c)) && (!capturing || self.run_is_clean(c, size, requester)) {
                 return Ok(Some(c));
             }
         }
@@ -230,6 +226,34 @@ impl DeviceAllocator {
         let id = self.blocks.insert(b);
         self.insert_into_pool(id);
         Ok(Some(id))
+    }
+
+    /// During a CUDA graph capture, whether growing `size` bytes from
+    /// block `c` for `requester` keeps out free memory it may not reuse now
+    /// (`reusable_now`: another stream last used it), in the run of blocks
+    /// grown into and next to it (mapped pages merge with their mapped free
+    /// neighbours).
+    fn run_is_clean(&self, c: BlockId, size: u64, requester: StreamId) -> bool {
+        let blocks = &self.blocks;
+        let clean = |i: Option<BlockId>| {
+            i.is_none_or(|i| {
+                let b = blocks.get(i);
+                !b.is_allocatable() || !b.mapped || self.reusable_now(i, requester)
+            })
+        };
+        if !clean(blocks.get(c).prev) {
+            return false;
+        }
+        let mut id = Some(c);
+        let mut bytes = 0u64;
+        while let Some(i) = id.filter(|&i| bytes < size && blocks.get(i).is_allocatable()) {
+            if !clean(Some(i)) {
+                return false;
+            }
+            bytes += blocks.get(i).size;
+            id = blocks.get(i).next;
+        }
+        clean(id)
     }
 
     /// Map at least `size` bytes at the start of unmapped block `id`.
