@@ -66,14 +66,6 @@ impl StreamOrder {
 }
 
 impl DeviceAllocator {
-    /// Order `stream`'s coming work after every other stream that may still
-    /// touch block `id`: an event recorded on each, waited on by `stream`
-    /// (no host wait). Changes nothing of the allocator's state, so a failed
-    /// call leaves the block exactly where it was; `hand_out` then
-    /// makes `stream` the block's only user.
-    ///
-    /// A user stream that `stream` already waited on after the block was
-    /// freed needs no new wait ([`StreamOrder`]).
     /// Whether block `id` can be handed to `stream` now. Always, outside a
     /// CUDA graph capture. During one, only without an event wait on
     /// another stream: that stream may be capturing, and an event recorded
@@ -82,26 +74,27 @@ impl DeviceAllocator {
     /// of the capture; the malloc is served otherwise.
     #[inline(always)]
     pub(super) fn reusable_now(&self, id: BlockId, stream: StreamId) -> bool {
-        !self.private.capturing() || self.reusable_during_capture(id, stream)
+        !self.private.capturing() || self.waits_for_reuse(id, stream).next().is_none()
     }
 
-    /// [`Self::reusable_now`] during a capture (out of the fast path).
-    #[cold]
-    #[inline(never)]
-    fn reusable_during_capture(&self, id: BlockId, stream: StreamId) -> bool {
+    /// The streams `stream` must wait on before it reuses block `id`: every
+    /// other stream that may still touch it, except those `stream` already
+    /// waited on after the block was freed ([`StreamOrder`]).
+    fn waits_for_reuse(&self, id: BlockId, stream: StreamId) -> impl Iterator<Item = StreamId> + '_ {
         let b = self.blocks.get(id);
-        b.last_use.iter().all(|s| s == stream || self.order.waited_after(stream, s, b.freed_at))
+        b.last_use.iter().filter(move |&s| s != stream && !self.order.waited_after(stream, s, b.freed_at))
     }
 
+    /// Order `stream`'s coming work after every other stream that may still
+    /// touch block `id` ([`Self::waits_for_reuse`]): an event recorded on
+    /// each, waited on by `stream` (no host wait). Changes nothing of the
+    /// allocator's state, so a failed call leaves the block exactly where it
+    /// was; `hand_out` then makes `stream` the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
-        let b = self.blocks.get(id);
-        let users = &b.last_use;
-        if users.all_are(stream) {
+        if self.blocks.get(id).last_use.all_are(stream) {
             return Ok(());
         }
-        let freed_at = b.freed_at;
-        let others: Vec<StreamId> =
-            users.iter().filter(|&s| s != stream && !self.order.waited_after(stream, s, freed_at)).collect();
+        let others: Vec<StreamId> = self.waits_for_reuse(id, stream).collect();
         for other in others {
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
@@ -132,14 +125,13 @@ impl DeviceAllocator {
         let pool = &mut self.pools[p.pool as usize];
         let mut best: Option<FreeKey> = None;
         // One best-fit look-up per stream, streams in order.
-        let capturing = self.private.capturing();
         for s in pool.free.streams() {
             let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
             if k.stream != p.stream && blocks.get(k.block).is_expandable() && best.is_none_or(|b| k.size < b.size) {
                 best = Some(k);
             }
         }
-        if capturing && best.is_some_and(|k| !self.reusable_now(k.block, p.stream)) {
+        if best.is_some_and(|k| !self.reusable_now(k.block, p.stream)) {
             // Not now (`reusable_now`); nor remembered as refused: the
             // same request may lend it once the capture is over.
             return false;
