@@ -29,8 +29,14 @@ fn scratch(name: &str) -> PathBuf {
 /// Replay `trace` with `args`, writing the snapshot to `out`; returns the
 /// JSON report and the decoded snapshot.
 fn snapshot_of(trace: &Path, args: &[&str], out: &Path) -> (serde_json::Value, Value) {
+    snapshot_with("--snapshot", trace, args, out)
+}
+
+/// [`snapshot_of`] with the snapshot option `option` (`--snapshot`, taken
+/// at the end, or `--peak-snapshot`).
+fn snapshot_with(option: &str, trace: &Path, args: &[&str], out: &Path) -> (serde_json::Value, Value) {
     let o = exe()
-        .args(["replay", trace.to_str().unwrap(), "--json", "--snapshot", out.to_str().unwrap()])
+        .args(["replay", trace.to_str().unwrap(), "--json", option, out.to_str().unwrap()])
         .args(args)
         .output()
         .unwrap();
@@ -226,20 +232,6 @@ fn bad_snapshot_and_plot_options_give_clear_errors() {
     );
 }
 
-/// `--peak-snapshot`: replay `trace` with `args`; the JSON report and the
-/// decoded snapshot taken when reserved memory peaked.
-fn peak_snapshot_of(trace: &Path, args: &[&str], out: &Path) -> (serde_json::Value, Value) {
-    let o = exe()
-        .args(["replay", trace.to_str().unwrap(), "--json", "--peak-snapshot", out.to_str().unwrap()])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}: {}", trace.display(), String::from_utf8_lossy(&o.stderr));
-    let report = serde_json::from_slice(&o.stdout).unwrap();
-    let (v, _) = unpickle::load(&std::fs::read(out).unwrap()).unwrap();
-    (report, v)
-}
-
 /// Segments and the sizes of their blocks by state: (reserved, allocated, free).
 fn tally(v: &Value) -> (i128, i128, i128) {
     let (mut reserved, mut allocated, mut free) = (0, 0, 0);
@@ -268,7 +260,8 @@ fn the_peak_snapshot_shows_the_state_when_reserved_memory_peaked() {
     let trace = dir.join("t.trace.csv");
     let text = format!("a,1,{},0\na,2,{},0\na,3,{},0\nf,1\nf,2\na,4,{},0\n", 8 * MIB, 8 * MIB, 16 * MIB, 8 * MIB);
     std::fs::write(&trace, text).unwrap();
-    let (report, v) = peak_snapshot_of(&trace, &["--conf", "expandable_segments:False"], &dir.join("p.pickle"));
+    let (report, v) =
+        snapshot_with("--peak-snapshot", &trace, &["--conf", "expandable_segments:False"], &dir.join("p.pickle"));
     assert_eq!(report["peak_reserved_bytes"], 36 * MIB);
     assert_eq!(report["peak_reserved_event"], 3);
     assert_eq!(report["peak_reserved_line"], 3);
@@ -294,7 +287,7 @@ fn the_peak_snapshot_of_a_real_trace_holds_its_peak() {
     // segments must add up to it.
     let dir = scratch("peak-real");
     for name in ["resnet_train.trace.csv.gz", "five_streams.trace.csv"] {
-        let (report, v) = peak_snapshot_of(&traces_dir().join(name), &[], &dir.join("p.pickle"));
+        let (report, v) = snapshot_with("--peak-snapshot", &traces_dir().join(name), &[], &dir.join("p.pickle"));
         let peak = i128::from(report["peak_reserved_bytes"].as_u64().unwrap());
         let (reserved, allocated, free) = tally(&v);
         assert_eq!(reserved, peak, "{name}");

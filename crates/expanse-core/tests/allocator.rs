@@ -464,16 +464,7 @@ fn injected_device_failures_leave_state_intact(mode: Mode) {
     } else {
         [Call::Malloc; 4]
     };
-    for call in calls {
-        d.fail_nth(call, 1, DeviceError::Driver { call: call.name(), code: 999 });
-        // A size that needs new device memory.
-        let r = a.malloc(300 * MIB, S1);
-        assert!(matches!(r, Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))), "{call:?}: {r:?}");
-        d.clear_failure(call);
-        a.check_invariants().unwrap();
-        assert_eq!(a.allocation_size(keep), Some(5 * MIB));
-        assert!(d.violations().is_empty(), "{:?}", d.violations());
-    }
+    fail_each_growth(&mut a, &d, &calls, keep);
     // Out-of-memory from the device is retried: in PyTorch's modes after
     // freeing the cache (one alloc retry); in expanse's, first at the limit
     // (granular pages), which serves it without that retry.
@@ -489,6 +480,23 @@ fn injected_device_failures_leave_state_intact(mode: Mode) {
     a.empty_cache().unwrap();
     assert_eq!(d.used(), 0, "nothing leaked after the failures");
     check(&a, &d);
+}
+
+/// For each of `calls`, that call fails once with a driver error while
+/// stream 1 asks for 300 MiB (more than is cached, so new device memory):
+/// the malloc returns that error, the invariants hold, the 5 MiB block
+/// `keep` is intact, and the device saw no contract violation.
+fn fail_each_growth(a: &mut DeviceAllocator, d: &MockDevice, calls: &[Call], keep: u64) {
+    use expanse_device::DeviceError;
+    for &call in calls {
+        d.fail_nth(call, 1, DeviceError::Driver { call: call.name(), code: 999 });
+        let r = a.malloc(300 * MIB, S1);
+        assert!(matches!(r, Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))), "{call:?}: {r:?}");
+        d.clear_failure(call);
+        a.check_invariants().unwrap();
+        assert_eq!(a.allocation_size(keep), Some(5 * MIB));
+        assert!(d.violations().is_empty(), "{:?}", d.violations());
+    }
 }
 
 /// PyTorch's fuzz-style test: 10,000 random alloc / free / empty_cache
@@ -696,19 +704,10 @@ fn reservations_of_two_streams(conf: &str) -> u64 {
 /// once the device does.
 #[test]
 fn failures_growing_a_shared_segment_leave_state_intact() {
-    use expanse_device::DeviceError;
     let d = Arc::new(MockDevice::new(1 << 30, 2 * MIB).without_leak_check());
     let mut a = allocator(Mode::Expanse, &d, "share_segments:True");
     let keep = a.malloc(5 * MIB, S0).unwrap();
-    for call in [Call::CreatePage, Call::Map, Call::SetAccess] {
-        d.fail_nth(call, 1, DeviceError::Driver { call: call.name(), code: 999 });
-        let r = a.malloc(300 * MIB, S1);
-        assert!(matches!(r, Err(AllocError::Device(DeviceError::Driver { code: 999, .. }))), "{call:?}: {r:?}");
-        d.clear_failure(call);
-        a.check_invariants().unwrap();
-        assert_eq!(a.allocation_size(keep), Some(5 * MIB));
-        assert!(d.violations().is_empty(), "{:?}", d.violations());
-    }
+    fail_each_growth(&mut a, &d, &[Call::CreatePage, Call::Map, Call::SetAccess], keep);
     let p = a.malloc(300 * MIB, S1).unwrap();
     assert_eq!(d.calls(Call::Reserve), 1, "grown in stream 0's segment");
     a.free(p).unwrap();

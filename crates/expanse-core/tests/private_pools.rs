@@ -24,6 +24,14 @@ fn allocator(conf: &str) -> DeviceAllocator {
 /// Every mode: expanse's default, classic segments, PyTorch's expandable.
 const MODES: [&str; 3] = ["", "expandable_segments:False", "expandable_segments:True,pytorch_compat:True"];
 
+/// An allocator with `conf` on a strict mock device of `capacity` bytes
+/// (2 MiB pages), and the device, to count its calls.
+fn on_mock(capacity: u64, conf: &str) -> (Arc<expanse_mock::MockDevice>, DeviceAllocator) {
+    let mock = Arc::new(expanse_mock::MockDevice::new(capacity, 2 * MIB));
+    let a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse(conf).unwrap());
+    (mock, a)
+}
+
 fn ok(a: &DeviceAllocator) {
     a.check_invariants().unwrap();
 }
@@ -356,10 +364,9 @@ fn a_user_pool_returns_memory_only_at_its_last_use_and_never_during_a_capture() 
 /// after one wait on the stream that used it.
 #[test]
 fn during_a_capture_no_stream_is_handed_memory_another_stream_last_used() {
-    use expanse_mock::{Call, MockDevice};
+    use expanse_mock::Call;
     const S2: StreamId = StreamId(2);
-    let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
-    let mut a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("").unwrap());
+    let (mock, mut a) = on_mock(1 << 30, "");
     let x = a.malloc(30 * MIB, S0).unwrap();
     // S1 grows S0's segment (shared segments), then frees its block: the
     // free memory right after x was last used on S1.
@@ -368,7 +375,7 @@ fn during_a_capture_no_stream_is_handed_memory_another_stream_last_used() {
     a.free(y).unwrap();
     assert_eq!(mock.calls(Call::Reserve), 1, "one shared segment");
     let quiet = [Call::RecordEvent, Call::WaitEvent, Call::Unmap, Call::SynchronizeStream, Call::Synchronize];
-    let counts = |m: &MockDevice| quiet.map(|c| m.calls(c));
+    let counts = |m: &expanse_mock::MockDevice| quiet.map(|c| m.calls(c));
     a.begin_allocate_to_pool(GRAPH, S2).unwrap();
     let before = counts(&mock);
     let z = a.malloc(64 * MIB, S0).unwrap();
@@ -401,11 +408,9 @@ fn during_a_capture_no_stream_is_handed_memory_another_stream_last_used() {
 /// so two freed ones leave 24 MiB cached and 40 MiB free, short of 50.
 #[test]
 fn during_a_capture_a_malloc_that_finds_no_room_does_not_empty_the_cache() {
-    use expanse_mock::{Call, MockDevice};
+    use expanse_mock::Call;
     const S2: StreamId = StreamId(2);
-    let mock = Arc::new(MockDevice::new(64 * MIB, 2 * MIB));
-    let mut a =
-        DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("expandable_segments:False").unwrap());
+    let (mock, mut a) = on_mock(64 * MIB, "expandable_segments:False");
     let p = a.malloc(12 * MIB, S0).unwrap();
     let q = a.malloc(12 * MIB, S0).unwrap();
     a.free(p).unwrap();
@@ -433,10 +438,9 @@ fn during_a_capture_a_malloc_that_finds_no_room_does_not_empty_the_cache() {
 /// only memory another stream last used is kept out of it.
 #[test]
 fn during_a_capture_growth_next_to_clean_memory_grows_the_shared_segment() {
-    use expanse_mock::{Call, MockDevice};
+    use expanse_mock::Call;
     const S2: StreamId = StreamId(2);
-    let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
-    let mut a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse("").unwrap());
+    let (mock, mut a) = on_mock(1 << 30, "");
     let x = a.malloc(30 * MIB, S0).unwrap();
     a.begin_allocate_to_pool(GRAPH, S2).unwrap();
     let y = a.malloc(64 * MIB, S1).unwrap();
