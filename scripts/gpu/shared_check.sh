@@ -51,18 +51,18 @@ echo "== 3. threads, shared segments on and off"
 for conf in share_segments:True share_segments:False; do
     for i in 1 2; do
         timeout 60 .device-bin/expanse bench --backend cuda --only threads --threads 8 --conf "$conf" --json \
-            > "$OUT/threads-$conf-$i.json" 2> "$OUT/threads-$conf-$i.err"
+            > "$OUT/threads-${conf//:/-}-$i.json" 2> "$OUT/threads-${conf//:/-}-$i.err"
         python3 -c "
 import json, sys
 t = json.load(open(sys.argv[1]))['threads']
 print(sys.argv[2], {n: (round(v['own_streams_ops_per_s'] / 1e3), round(v['own_streams_speedup'], 2)) for n, v in t.items()})" \
-            "$OUT/threads-$conf-$i.json" "$conf" || tail -3 "$OUT/threads-$conf-$i.err"
+            "$OUT/threads-${conf//:/-}-$i.json" "$conf" || tail -3 "$OUT/threads-${conf//:/-}-$i.err"
     done
 done
 echo "== 4. the four-stream server live"
 for conf in expandable_segments:True expandable_segments:True,share_segments:False; do
     timeout 170 python3 scripts/gpu/run_workload.py multistream_server --mode expanse --conf "$conf" \
-        2> "$OUT/live-err-${conf##*,}.txt" | tail -1 | tee -a "$OUT/live.jsonl"
+        2> "$OUT/live-err-${conf//[:,]/-}.txt" | tail -1 | tee -a "$OUT/live.jsonl"
 done
 echo "== 5. expanse_trace.record on the GPU"
 timeout 120 python3 - "$OUT/own.trace.csv.gz" <<'EOF'
