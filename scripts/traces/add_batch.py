@@ -29,15 +29,26 @@ MODES = ("native", "expandable", "async")
 
 def entries(corpus: Path, split: str):
     replays = {}
-    for line in (corpus / "torch.jsonl").read_text().splitlines():
-        d = json.loads(line)
-        replays.setdefault(d["trace"], {})[d["mode"]] = d
+    path = corpus / "torch.jsonl"
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            d = json.loads(line)
+            replays.setdefault(d["trace"], {})[d["mode"]] = d
+        except (ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"{path}:{n}: not a replay line ({e!r})") from None
     for trace in sorted(corpus.glob("*.trace.csv.gz")):
         name = trace.name.removesuffix(".trace.csv.gz")
         live_path = corpus / f"{name}.live.json"
         if not live_path.exists():
             raise SystemExit(f"{name}: no {live_path.name}")
-        live = json.loads(live_path.read_text())
+        try:
+            live = json.loads(live_path.read_text())
+            missing = [k for k in ("events", "family", "seconds", "streams", "memory_stats") if k not in live]
+            missing += [k for k in LIVE_KEYS if k not in live.get("memory_stats", {})]
+        except ValueError as e:
+            raise SystemExit(f"{live_path}: not JSON ({e})") from None
+        if missing:
+            raise SystemExit(f"{live_path}: no {', '.join(missing)}")
         modes = replays.get(name, {})
         missing = [m for m in MODES if m not in modes]
         if missing:
