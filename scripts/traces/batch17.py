@@ -111,7 +111,7 @@ def llama_topp_sample(rng):
             done = 1
             del ids, causal, mask
             while rows:
-                host = tok.cpu()  # the tokens go back every step (detokenization, stop strings)
+                tok.cpu()  # the tokens go back every step (detokenization, stop strings)
                 alive = [j for j, r in enumerate(rows) if new[r] > done]
                 if len(alive) < len(rows):  # finished rows leave the batch
                     if not alive:
@@ -125,7 +125,6 @@ def llama_topp_sample(rng):
                 tok = sample(forward(tok, pos, keep[:, None, None], cache))
                 pos = pos + 1
                 done += 1
-                del host
             del cache, keep, pos, tok
     torch.cuda.synchronize()
 
