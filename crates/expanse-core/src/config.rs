@@ -67,6 +67,12 @@ pub struct Config {
     /// memory one stream frees is memory another can take without moving
     /// pages. `false`: one segment per stream and pool, as PyTorch has.
     pub share_segments: bool,
+    /// expanse mode: a small request (1 MiB or less) that finds no free
+    /// small-pool block, its stream's or lent, takes a free large-pool
+    /// block before the small pool grows (cudaMallocAsync has one pool for
+    /// every size). `false`: small requests only ever use the small pool,
+    /// as in PyTorch.
+    pub small_from_large: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -95,6 +101,7 @@ impl Default for Config {
             move_reuse_window: crate::policy::REUSE_WINDOW,
             lend_across_streams: true,
             share_segments: crate::policy::SHARE_SEGMENTS,
+            small_from_large: crate::policy::SMALL_FROM_LARGE,
             release_threshold: None,
         }
     }
@@ -163,6 +170,7 @@ const KNOWN_KEYS: &[&str] = &[
     "move_reuse_window",
     "lend_across_streams",
     "share_segments",
+    "small_from_large",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -363,6 +371,9 @@ impl Config {
             "share_segments" => {
                 self.share_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "small_from_large" => {
+                self.small_from_large = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -430,6 +441,11 @@ impl Config {
             self.share_segments != d.share_segments,
             "share_segments",
             if self.share_segments { "True" } else { "False" }.to_string(),
+        );
+        put(
+            self.small_from_large != d.small_from_large,
+            "small_from_large",
+            if self.small_from_large { "True" } else { "False" }.to_string(),
         );
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());
@@ -575,6 +591,7 @@ mod tests {
             move_reuse_window in prop_oneof![Just(0u64), 0u64..1 << 20],
             lend_across_streams in any::<bool>(),
             share_segments in any::<bool>(),
+            small_from_large in any::<bool>(),
             release_mb in proptest::option::of(0u64..1 << 20),
         ) -> Config {
             Config {
@@ -593,6 +610,7 @@ mod tests {
                 move_reuse_window,
                 lend_across_streams,
                 share_segments,
+                small_from_large,
                 release_threshold: release_mb.map(|mb| mb * MIB),
             }
         }

@@ -142,6 +142,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(12, "move_reuse_window", &["0", "1", "128", "281474976710656"]),
             opt(13, "lend_across_streams", &["False", "True"]),
             opt(14, "share_segments", &["False", "True"]),
+            opt(15, "small_from_large", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

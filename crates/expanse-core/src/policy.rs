@@ -38,6 +38,9 @@ pub struct Policy {
     /// block of at least `max_split_size`, a large one only a block less
     /// than `max_non_split_rounding` bigger) apply to expandable blocks.
     pub oversize_rules_on_expandable: bool,
+    /// Whether a small request that finds no small-pool block takes a free
+    /// large-pool block before the small pool grows (`small_from_large`).
+    pub small_from_large: bool,
     /// What garbage collection considers.
     pub release: ReleasePolicy,
 }
@@ -194,6 +197,12 @@ pub const REUSE_WINDOW: u64 = 0;
 /// costs more cross-stream event waits (1.1-6x on those replays).
 pub const SHARE_SEGMENTS: bool = true;
 
+/// Whether a small request that finds no free small-pool block takes a free
+/// large-pool block before the small pool grows (`small_from_large`). A
+/// candidate of the nineteenth round (`docs/policy-study.md`), off until
+/// the eighteenth blind batch has judged it.
+pub const SMALL_FROM_LARGE: bool = false;
+
 /// Whether a stream with no fitting free block may take another stream's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LendPolicy {
@@ -252,6 +261,7 @@ impl Policy {
             moving: MovePolicy::Never,
             lending: LendPolicy::Never,
             oversize_rules_on_expandable: true,
+            small_from_large: false,
             release: ReleasePolicy { gc_ages_include_expandable: true, threshold: config.release_threshold },
         }
     }
@@ -284,6 +294,7 @@ impl Policy {
                 (true, true) => LendPolicy::SharedSegments,
             },
             oversize_rules_on_expandable: false,
+            small_from_large: config.small_from_large,
             release: ReleasePolicy { gc_ages_include_expandable: false, threshold: config.release_threshold },
         }
     }

@@ -350,6 +350,14 @@ impl DeviceAllocator {
     #[inline(never)]
     fn malloc_uncached(&mut self, mut p: Request, orig_size: u64) -> Result<u64, AllocError> {
         let mut found = self.lend_free_block(&mut p);
+        if !found && p.pool == PoolKind::Small && self.policy.small_from_large {
+            if let Some(id) = self.large_block_for_small(&p) {
+                // Handed out as a large-pool block: split there, counted
+                // there, and cached there again once freed.
+                let q = Request { pool: PoolKind::Large, ..p };
+                return self.alloc_block_from(&q, id, None, orig_size);
+            }
+        }
         if !found {
             if self.gc_enabled() {
                 self.garbage_collect_cached_blocks()?;

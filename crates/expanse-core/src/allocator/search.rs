@@ -57,6 +57,37 @@ impl DeviceAllocator {
         Some((cur, at))
     }
 
+    /// The rule `small_from_large`: for small request `p`, which found no
+    /// small-pool block of its stream nor one to borrow, the best fit among
+    /// the large pool's free mapped expandable blocks (every stream's where
+    /// blocks are lent, else its own), taken out of the free set; `None`
+    /// when none fits or the best may not be used on `p.stream` now.
+    pub(super) fn large_block_for_small(&mut self, p: &Request) -> Option<BlockId> {
+        let lends = self.policy.lending.lends();
+        let blocks = &self.blocks;
+        let pool = &self.pools[PoolKind::Large as usize];
+        let mut best: Option<FreeKey> = None;
+        for s in pool.free.streams() {
+            if s != p.stream && !lends {
+                continue;
+            }
+            let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
+            let b = blocks.get(k.block);
+            if b.is_expandable() && b.mapped && best.is_none_or(|x| k.size < x.size) {
+                best = Some(k);
+            }
+        }
+        let k = best?;
+        if !self.reusable_now(k.block, p.stream) {
+            return None;
+        }
+        self.pools[PoolKind::Large as usize].free.remove(&k);
+        if k.stream != p.stream {
+            self.record(Action::Lend, k.addr, k.size, p.stream);
+        }
+        Some(k.block)
+    }
+
     /// Split the first `size` bytes of block `id` off into a new block just
     /// before it, with the same segment, stream, pool, mapping state and
     /// users. Neither block is in a pool set afterwards: the caller files
