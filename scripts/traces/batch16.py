@@ -6,39 +6,19 @@ record.py calls `register(<its own module object>)` once, just before main(): ev
 added to record.py's WORKLOADS with its family, whether record.py runs as __main__ (the recording) or is
 imported as `record` (scripts/traces/smoke_cpu.py, scripts/gpu/run_workload.py). This file never imports
 record.py (that would load it a second time, with a second WORKLOADS); it reaches record.py's helpers
-through the module object it was given.
+through the module object it was given. The plumbing (the registration, `_smoke`, `_loguniform`) is
+batch_common.py's, shared with the other batch files.
 """
 
 import math
 
 import torch
 
-_rec = None  # record.py's module object, set by register()
-_PENDING = []  # (family, function) in the order written here
+from batch_common import Batch
 
-
-def _workload(family):
-    def wrap(fn):
-        _PENDING.append((family, fn))
-        return fn
-
-    return wrap
-
-
-def register(rec):
-    """Adds this batch's workloads to rec.WORKLOADS (rec: the record.py module calling)."""
-    global _rec
-    _rec = rec
-    for family, fn in _PENDING:
-        rec.workload(family)(fn)
-
-
-def _smoke(real, small):
-    return _rec._smoke(real, small)
-
-
-def _loguniform(rng, lo, hi):
-    return _rec._loguniform(rng, lo, hi)
+_b = Batch()  # this batch's workloads, and record.py's module object once register() has run
+_workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
+register = _b.register  # what record.py calls
 
 
 def _rotary(dh, positions, dtype):
@@ -113,8 +93,8 @@ def multi_lora_serve(rng):
                 hs = h[lo:hi]
                 q[lo:hi].addmm_(hs @ w[4 * i], w[4 * i + 1], alpha=scale)
                 v[lo:hi].addmm_(hs @ w[4 * i + 2], w[4 * i + 3], alpha=scale)
-            q = _rec._rope(q.view(-1, heads, dh), c, s)
-            k = _rec._rope(k.view(-1, kv_heads, dh), c, s)
+            q = _b.rec._rope(q.view(-1, heads, dh), c, s)
+            k = _b.rec._rope(k.view(-1, kv_heads, dh), c, s)
             x = x + a.o_proj(attend(i, q, k, v.view(-1, kv_heads, dh)).flatten(1))
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return lm.model.norm(x)

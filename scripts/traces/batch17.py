@@ -4,44 +4,19 @@ random.Random, sizes through `_smoke(real, small)` so that RECORD_SMOKE=1 runs a
 
 record.py calls `register(<its own module object>)` once, just before main(), after batch16's: every workload
 below is then added to record.py's WORKLOADS with its family. This file never imports record.py; it reaches
-record.py's helpers through the module object it was given.
+record.py's helpers through the module object it was given. The plumbing (the registration, `_smoke`,
+`_loguniform`, `_upload`) is batch_common.py's, shared with the other batch files.
 """
 
 import math
 
 import torch
 
-_rec = None  # record.py's module object, set by register()
-_PENDING = []  # (family, function) in the order written here
+from batch_common import Batch, upload as _upload
 
-
-def _workload(family):
-    def wrap(fn):
-        _PENDING.append((family, fn))
-        return fn
-
-    return wrap
-
-
-def register(rec):
-    """Adds this batch's workloads to rec.WORKLOADS (rec: the record.py module calling)."""
-    global _rec
-    _rec = rec
-    for family, fn in _PENDING:
-        rec.workload(family)(fn)
-
-
-def _smoke(real, small):
-    return _rec._smoke(real, small)
-
-
-def _loguniform(rng, lo, hi):
-    return _rec._loguniform(rng, lo, hi)
-
-
-def _upload(t):
-    """A host tensor copied to the device through pinned memory, as a DataLoader with pin_memory does."""
-    return t.pin_memory().to("cuda", non_blocking=True)
+_b = Batch()  # this batch's workloads, and record.py's module object once register() has run
+_workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
+register = _b.register  # what record.py calls
 
 
 # ---------------------------------------------------------------- Llama sampling with a growing KV cache
@@ -69,8 +44,8 @@ def llama_topp_sample(rng):
         for i, layer in enumerate(lm.model.layers):
             a = layer.self_attn
             h = layer.input_layernorm(x)
-            q = _rec._rope(a.q_proj(h).view(b, t, heads, dh).transpose(1, 2), cos, sin)
-            k = _rec._rope(a.k_proj(h).view(b, t, kv_heads, dh).transpose(1, 2), cos, sin)
+            q = _b.rec._rope(a.q_proj(h).view(b, t, heads, dh).transpose(1, 2), cos, sin)
+            k = _b.rec._rope(a.k_proj(h).view(b, t, kv_heads, dh).transpose(1, 2), cos, sin)
             v = a.v_proj(h).view(b, t, kv_heads, dh).transpose(1, 2)
             if cache[i] is not None:
                 k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)

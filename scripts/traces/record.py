@@ -6566,14 +6566,16 @@ def write_trace(name, title, family, script, snap, seconds, outdir):
         json.dump(live, f, indent=1, sort_keys=True)
     print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
 
-# The sixteenth and seventeenth batches' workloads live in batch16.py and batch17.py; each adds them to WORKLOADS
-# through this module object.
+# The sixteenth to eighteenth batches' workloads live in batch16.py, batch17.py and batch18.py (their shared
+# plumbing in batch_common.py); each adds them to WORKLOADS through this module object.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batch16  # noqa: E402
 import batch17  # noqa: E402
+import batch18  # noqa: E402
 
 batch16.register(sys.modules[__name__])
 batch17.register(sys.modules[__name__])
+batch18.register(sys.modules[__name__])
 
 if __name__ == "__main__":
     main()
