@@ -38,7 +38,9 @@ fn scene(conf: &str) -> Scene {
     // 80 GiB: new pages may be 20 MiB (at most 1/1024 of the free and
     // 1/3578 of the total memory).
     let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
-    let mut c = Config::parse("min_grow_size_mb:20,max_page_size_mb:20").unwrap();
+    // Small requests stay in the small pool (`small_from_large:False`), so
+    // that `tick` never lands in x's free page.
+    let mut c = Config::parse("min_grow_size_mb:20,max_page_size_mb:20,small_from_large:False").unwrap();
     c.apply(conf).unwrap();
     let mut alloc = DeviceAllocator::new(Arc::clone(&device) as Arc<dyn Device>, c);
     let x = alloc.malloc(20 * MIB, S0).unwrap();
@@ -61,7 +63,7 @@ fn reuse_x(s: &mut Scene, times: usize) {
     }
 }
 
-/// `n` live 512-byte allocations (small pool): they advance the
+/// `n` live 512-byte allocations (small pool, see `scene`): they advance the
 /// allocation clock without touching the large pool.
 fn tick(s: &mut Scene, n: usize) -> Vec<u64> {
     let v: Vec<u64> = (0..n).map(|_| s.alloc.malloc(512, S0).unwrap()).collect();
