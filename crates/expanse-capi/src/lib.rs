@@ -113,11 +113,21 @@ pub(crate) fn device_index(device: c_int) -> Result<u32, String> {
 
 /// Allocate `size` bytes on `device` for `stream`. Null on failure.
 ///
+/// A `size` of 0 returns null and allocates nothing, not a failure (the
+/// last error is left as it was): PyTorch's own allocator never allocates
+/// for an empty tensor, while its pluggable-allocator front calls this for
+/// one, tens of thousands of times in a training run; a block for each
+/// would make the live allocation stream differ from the one PyTorch's
+/// allocator sees. `expanse_free` of null does nothing.
+///
 /// # Safety
 /// `stream` must be null (the default stream) or a live stream of
 /// `device`, live while memory allocated for it is in use.
 #[no_mangle]
 pub unsafe extern "C" fn expanse_alloc(size: usize, device: c_int, stream: *mut c_void) -> *mut c_void {
+    if size == 0 {
+        return std::ptr::null_mut();
+    }
     with_global(std::ptr::null_mut(), |g| {
         let d = device_index(device)?;
         // SAFETY: the caller's guarantee, above.

@@ -60,6 +60,10 @@ pub unsafe extern "C" fn expanse_alloc_in_pool(
     id0: u64,
     id1: u64,
 ) -> *mut c_void {
+    // As `expanse_alloc`: nothing for an empty tensor.
+    if size == 0 {
+        return std::ptr::null_mut();
+    }
     with_global(std::ptr::null_mut(), |g| {
         let d = device_index(device)?;
         // SAFETY: the caller's guarantee, above.
