@@ -51,6 +51,17 @@ def malloc_and_free_go_through_pytorch():
 
 
 @test
+def an_empty_tensor_allocates_nothing():
+    # PyTorch's pluggable allocator passes 0-byte requests on, where its own
+    # allocator allocates nothing; expanse answers null and counts nothing.
+    before = ex.memory_stats()
+    assert [ext.probe_malloc(0, 0) for _ in range(100)] == [0] * 100
+    after = ex.memory_stats()
+    for k in ("allocation.all.current", "allocated_bytes.all.current", "num_alloc_retries"):
+        assert after[k] == before[k], (k, before[k], after[k])
+
+
+@test
 def out_of_memory_is_pytorchs_exception():
     # Thrown in the extension, through CUDAPluggableAllocator::malloc, to
     # Python: the path the memory-fraction row crashed on.
