@@ -12,6 +12,10 @@
 //! | [`Policy::pytorch_expandable`] | expandable | uniform 2/20 MiB | never | never | yes |
 //! | [`Policy::expanse`] | expandable | sized to the growth, 2..40 MiB, by the budget | within the budget (optionally not the working set) | across streams | no |
 //!
+//! expanse's policy also lets a small request that finds no small-pool
+//! block take a free large-pool block before the small pool grows
+//! (`small_from_large`; PyTorch's policies never do).
+//!
 //! A new rule is a new variant or field here with its decision as a
 //! method; the mechanism calls the method and never asks which mode it is
 //! in.
