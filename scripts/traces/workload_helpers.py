@@ -1,0 +1,175 @@
+"""Helper functions that several of record.py's workload modules share (configs, random draws, generation
+and training loops, attention, rotary embeddings, point-cloud sampling), moved verbatim from record.py.
+record.py imports them all back, so they stay reachable as record.<name> (batch16-18 use `_b.rec._rope`,
+record_dist.py `from record import _train_lm, llama_config`)."""
+
+import math
+
+import torch
+
+
+def llama_config(layers, kv_heads, positions):
+    """A Llama-style config: hidden 1024, MLP 2816, 16 heads, vocab 32000."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=layers,
+        num_attention_heads=16,
+        num_key_value_heads=kv_heads,
+        vocab_size=32000,
+        max_position_embeddings=positions,
+    )
+
+
+def randint(rng, lo, hi, mult=1):
+    return rng.randint(lo // mult, hi // mult) * mult
+
+
+def _generate_exactly(model, ids, n, **options):
+    """`model.generate` of exactly `n` new tokens after `ids` (no padding),
+    greedy unless `options` say otherwise."""
+    model.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        max_new_tokens=n,
+        min_new_tokens=n,
+        pad_token_id=0,
+        **{"do_sample": False, **options},
+    )
+
+
+def _generate(model, vocab, rng, requests, batches, prompt, new):
+    model.eval()
+    with torch.no_grad():
+        for _ in range(requests):
+            b = rng.choice(batches)
+            p = rng.randint(*prompt)
+            n = rng.randint(*new)
+            ids = torch.randint(0, vocab, (b, p), device="cuda")
+            _generate_exactly(model, ids, n)
+            del ids
+
+
+def _train_lm(model, vocab, rng, steps, batch, seq, opt):
+    model.train()
+    for _ in range(steps):
+        b = rng.randint(*batch)
+        s = randint(rng, seq[0], seq[1], 8)
+        ids = torch.randint(0, vocab, (b, s), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+def _train_vision(model, rng, steps, batch, res, opt, classes=1000, mult=32, schedule=None):
+    model.train()
+    for step in range(steps):
+        if schedule:
+            b, r = schedule(step)
+        else:
+            b, r = rng.randint(*batch), randint(rng, res[0], res[1], mult)
+        x = torch.randn(b, 3, r, r, device="cuda").contiguous(memory_format=torch.channels_last)
+        y = torch.randint(0, classes, (b,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def _posenc(x, freqs):
+    """NeRF's positional encoding: x, then sin and cos of x at 2^0..2^(freqs-1)."""
+    xb = (x[..., None, :] * (2.0 ** torch.arange(freqs, device=x.device))[:, None]).flatten(-2)
+    return torch.cat([x, xb.sin(), xb.cos()], -1)
+
+
+def _square_distance(a, b):
+    """Squared distances between every point of a (B, N, 3) and of b (B, M, 3): (B, N, M)."""
+    return a.pow(2).sum(-1)[:, :, None] + b.pow(2).sum(-1)[:, None, :] - 2 * a @ b.transpose(1, 2)
+
+
+def _gather_points(points, idx):
+    """points (B, N, C) picked by idx (B, ...) of point indices: (B, ..., C)."""
+    batch = torch.arange(points.shape[0], device=points.device).view(-1, *([1] * (idx.dim() - 1)))
+    return points[batch, idx]
+
+
+def _farthest_points(xyz, npoint):
+    """Farthest-point sampling, one point per iteration, as the pure-PyTorch PointNet++ does it."""
+    b, n, _ = xyz.shape
+    chosen = torch.zeros(b, npoint, dtype=torch.long, device=xyz.device)
+    distance = torch.full((b, n), 1e10, device=xyz.device)
+    farthest = torch.randint(0, n, (b,), device=xyz.device)
+    batch = torch.arange(b, device=xyz.device)
+    for i in range(npoint):
+        chosen[:, i] = farthest
+        d = (xyz - xyz[batch, farthest][:, None]).pow(2).sum(-1)
+        distance = torch.minimum(distance, d)
+        farthest = distance.argmax(-1)
+    return chosen
+
+
+def _ball_query(radius, k, xyz, centres):
+    """The first k points within radius of each centre (padded with the
+    first one found), by sorting a (B, S, N) index matrix."""
+    b, n, _ = xyz.shape
+    idx = torch.arange(n, device=xyz.device).view(1, 1, n).repeat(b, centres.shape[1], 1)
+    idx.masked_fill_(_square_distance(centres, xyz) > radius * radius, n)
+    idx = idx.sort(dim=-1)[0][:, :, :k]
+    return torch.where(idx == n, idx[:, :, :1], idx)
+
+
+def _mha(q, k, v, heads, **sdpa):
+    """Multi-head attention of (N, Lq, C) queries over (N, Lk, C) keys and values: heads split off C, SDPA, merged."""
+
+    def split(t):
+        return t.unflatten(-1, (heads, -1)).transpose(1, 2)
+
+    a = torch.nn.functional.scaled_dot_product_attention(split(q), split(k), split(v), **sdpa)
+    return a.transpose(1, 2).flatten(2)
+
+
+def _rope(x, cos, sin):
+    """Llama's rotary embedding (rotate-half form) of x (..., dh) by cos and sin broadcast to it."""
+    a, b = x.chunk(2, -1)
+    return x * cos + torch.cat([-b, a], -1) * sin
+
+
+def _llama_layers(lm, x, c, s, heads, kv_heads, dh, attend):
+    """The final hidden states of x (T, hidden) through an HF Llama's decoder layers, run by hand:
+    rotary cos c and sin s (T, 1, dh); attend(layer, q, k, v) keeps k, v and returns the attention
+    output (T, heads, dh)."""
+    for i, layer in enumerate(lm.model.layers):
+        a = layer.self_attn
+        h = layer.input_layernorm(x)
+        q = _rope(a.q_proj(h).view(-1, heads, dh), c, s)
+        k = _rope(a.k_proj(h).view(-1, kv_heads, dh), c, s)
+        x = x + a.o_proj(attend(i, q, k, a.v_proj(h).view(-1, kv_heads, dh)).flatten(1))
+        x = x + layer.mlp(layer.post_attention_layernorm(x))
+    return lm.model.norm(x)
+
+
+def _sincos(pos, dim):
+    """Sine and cosine features of positions or timesteps at `dim // 2` geometric frequencies: (N, dim)."""
+    freqs = torch.exp(-math.log(10000) * torch.arange(dim // 2, device=pos.device, dtype=torch.float32) / (dim // 2))
+    a = pos.float()[:, None] * freqs[None]
+    return torch.cat([a.sin(), a.cos()], -1)
+
+
+def _padded_ids(vocab, lengths, pad=0, mult=1):
+    """Right-padded random ids and their attention mask for rows of the given
+    lengths, the longest rounded up to a multiple of `mult`."""
+    s = -(-max(lengths) // mult) * mult
+    ids = torch.randint(2, vocab, (len(lengths), s), device="cuda")
+    mask = torch.arange(s, device="cuda")[None, :] < torch.tensor(lengths, device="cuda")[:, None]
+    return ids.masked_fill(~mask, pad), mask.long()
+
+
+def _loguniform(rng, lo, hi, mult=1):
+    return max(lo, min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi)))) // mult * mult))
