@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # The nineteenth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch19.py),
 # longest first: $OUT/new19.tar.gz.part00, part01, ...
-# batch19 must first be registered in record.py (`import batch19` and `batch19.register(sys.modules[__name__])` after
-# batch18's) before recording: until then record.py does not know these names.
 # Every workload was sized for at most about 25 GB reserved, so that four share one H200:
 #   REC_JOBS=4 REC_LIMIT=250 REC_STEP=285 REPLAY_STEP=140 bash scripts/traces/record_new19.sh
 # Estimates (peak reserved from sizes; events from CPU smoke counts at small layer counts scaled to the real layer
