@@ -13,24 +13,11 @@ import math
 import torch
 
 from batch_common import Batch, upload as _upload
+from workload_helpers import _repeat_kv, _rope_tables
 
 _b = Batch()  # this batch's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
 register = _b.register  # what record.py calls
-
-
-def _rope_tables(dh, positions, theta):
-    """Rotary tables (rotate-half form) for positions 0 .. positions-1: cos and sin, (positions, dh) in bf16."""
-    inv = 1.0 / theta ** (torch.arange(0, dh, 2, device="cuda").float() / dh)
-    ang = torch.arange(positions, device="cuda").float()[:, None] * inv
-    ang = torch.cat([ang, ang], -1)
-    return ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
-
-
-def _repeat_kv(x, n):
-    """(B, kv_heads, T, dh) -> (B, kv_heads * n, T, dh), a copy, as HF's repeat_kv before SDPA with a mask."""
-    b, h, t, dh = x.shape
-    return x[:, :, None].expand(b, h, n, t, dh).reshape(b, h * n, t, dh)
 
 
 # ---------------------------------------------------------------- long-document QA with chunked prefill

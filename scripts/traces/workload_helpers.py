@@ -173,3 +173,17 @@ def _padded_ids(vocab, lengths, pad=0, mult=1):
 
 def _loguniform(rng, lo, hi, mult=1):
     return max(lo, min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi)))) // mult * mult))
+
+
+def _rope_tables(dh, positions, theta):
+    """Rotary tables (rotate-half form) for positions 0 .. positions-1: cos and sin, (positions, dh) in bf16."""
+    inv = 1.0 / theta ** (torch.arange(0, dh, 2, device="cuda").float() / dh)
+    ang = torch.arange(positions, device="cuda").float()[:, None] * inv
+    ang = torch.cat([ang, ang], -1)
+    return ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
+
+
+def _repeat_kv(x, n):
+    """(B, kv_heads, T, dh) -> (B, kv_heads * n, T, dh), a copy, as HF's repeat_kv before SDPA with a mask."""
+    b, h, t, dh = x.shape
+    return x[:, :, None].expand(b, h, n, t, dh).reshape(b, h * n, t, dh)
