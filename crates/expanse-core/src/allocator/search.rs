@@ -57,6 +57,27 @@ impl DeviceAllocator {
         Some((cur, at))
     }
 
+    /// Best fit for `size` in `pool` across streams, for lending and
+    /// `small_from_large`: one look-up per stream (its smallest free block
+    /// that fits), streams in order, the smallest of those `accept` takes
+    /// (the earlier stream's on a tie). The key stays in the free set.
+    pub(super) fn best_fit_across_streams(
+        &self,
+        pool: PoolKind,
+        size: u64,
+        accept: impl Fn(&FreeKey, &Block) -> bool,
+    ) -> Option<FreeKey> {
+        let free = &self.pools[pool as usize].free;
+        let mut best: Option<FreeKey> = None;
+        for s in free.streams() {
+            let Some(&k) = free.at_least(s, size).next() else { continue };
+            if accept(&k, self.blocks.get(k.block)) && best.is_none_or(|b| k.size < b.size) {
+                best = Some(k);
+            }
+        }
+        best
+    }
+
     /// The rule `small_from_large`: for small request `p`, which found no
     /// small-pool block of its stream nor one to borrow, the best fit among
     /// the large pool's free mapped expandable blocks (every stream's where
@@ -64,20 +85,9 @@ impl DeviceAllocator {
     /// when none fits or the best may not be used on `p.stream` now.
     pub(super) fn large_block_for_small(&mut self, p: &Request) -> Option<BlockId> {
         let lends = self.policy.lending.lends();
-        let blocks = &self.blocks;
-        let pool = &self.pools[PoolKind::Large as usize];
-        let mut best: Option<FreeKey> = None;
-        for s in pool.free.streams() {
-            if s != p.stream && !lends {
-                continue;
-            }
-            let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
-            let b = blocks.get(k.block);
-            if b.is_expandable() && b.mapped && best.is_none_or(|x| k.size < x.size) {
-                best = Some(k);
-            }
-        }
-        let k = best?;
+        let k = self.best_fit_across_streams(PoolKind::Large, p.size, |k, b| {
+            (lends || k.stream == p.stream) && b.is_expandable() && b.mapped
+        })?;
         if !self.reusable_now(k.block, p.stream) {
             return None;
         }

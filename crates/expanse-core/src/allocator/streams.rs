@@ -11,7 +11,6 @@ use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::BlockId;
 use crate::error::AllocError;
 use crate::history::Action;
-use crate::pool::FreeKey;
 
 /// What each stream already waited for, so that reusing on one stream
 /// memory freed by another asks the device for one event wait per free of
@@ -121,16 +120,7 @@ impl DeviceAllocator {
         }) {
             return false;
         }
-        let blocks = &self.blocks;
-        let pool = &mut self.pools[p.pool as usize];
-        let mut best: Option<FreeKey> = None;
-        // One best-fit look-up per stream, streams in order.
-        for s in pool.free.streams() {
-            let Some(&k) = pool.free.at_least(s, p.size).next() else { continue };
-            if k.stream != p.stream && blocks.get(k.block).is_expandable() && best.is_none_or(|b| k.size < b.size) {
-                best = Some(k);
-            }
-        }
+        let best = self.best_fit_across_streams(p.pool, p.size, |k, b| k.stream != p.stream && b.is_expandable());
         if best.is_some_and(|k| !self.reusable_now(k.block, p.stream)) {
             // Not now (`reusable_now`); nor remembered as refused: the
             // same request may lend it once the capture is over.
