@@ -1,8 +1,5 @@
-"""The workloads of issue 8's fourth batch of eight held-out families (part 2 of 2), moved verbatim from record.py
-into a module of their own (the batch16.py way): record.py calls `register(<its own module object>)` in the
-original order, which adds them to its WORKLOADS with their families. `workload` is
-batch_common.py's (record.py's decorator, reached through its module object); the shared helpers
-are imported from workload_helpers.py and workload_models.py."""
+"""The workloads of issue 8's fourth batch of eight held-out families (part 2 of 2), moved verbatim from
+record.py; how record.py registers them: batch_common.py."""
 
 import math
 

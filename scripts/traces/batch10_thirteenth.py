@@ -1,8 +1,5 @@
-"""The workloads of the thirteenth batch (held out), moved verbatim from record.py
-into a module of their own (the batch16.py way): record.py calls `register(<its own module object>)` in the
-original order, which adds them to its WORKLOADS with their families. `workload` and `_smoke` are
-batch_common.py's (record.py's decorator and `_smoke`, reached through its module object); the shared helpers
-are imported from workload_helpers.py and workload_models.py.
+"""The workloads of the thirteenth batch (held out), moved verbatim from record.py; how record.py registers them:
+batch_common.py.
 The bodies that read record.py's SMOKE flag directly read it as `_b.rec.SMOKE` (the one change made to them)."""
 
 import math

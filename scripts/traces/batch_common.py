@@ -1,4 +1,5 @@
-"""The plumbing that batch16.py, batch17.py, batch18.py ... share: each batch file keeps its workloads in a
+"""The plumbing that every workload module (batch01_corpus.py ... batch12_fifteenth_b.py, moved out of record.py,
+and batch16.py onward, written as modules) shares: each batch file keeps its workloads in a
 module of its own and adds them to record.py's WORKLOADS when record.py calls its `register(<record.py's
 module object>)` (just before main(), whether record.py runs as __main__ or is imported as `record`).
 
