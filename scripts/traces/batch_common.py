@@ -17,6 +17,13 @@ module object>)` (just before main(), whether record.py runs as __main__ or is i
 
 A batch file never imports record.py (that would load it a second time, with a second WORKLOADS); it
 reaches record.py's helpers through the module object register() was given (b.rec).
+
+Sizing a new batch (what the nineteenth taught, docs/gpu-results.md 22): record_batch.sh records four at a
+time on one H200 within one device call, and there the workloads took 77-225 s for 0.9-1.4M events, three to
+five times what was estimated from FLOPs; two that built large tensors on the CPU every step (a 1.6 GB randint
+a request; fresh pinned tensors every step) did not finish in 340 s. Aim for 0.5-0.8M events and well under a
+minute alone on the GPU, make inputs on the device or reuse a few host buffers, and count events with
+smoke_cpu.py before estimating.
 """
 
 
