@@ -36,7 +36,8 @@ class _Cifar:
         b = u8.shape[0]
         x = torch.nn.functional.pad(u8.permute(0, 3, 1, 2).float(), (4, 4, 4, 4), mode="reflect")
         dy, dx = torch.randint(0, 9, (b, 1, 1), device="cuda"), torch.randint(0, 9, (b, 1, 1), device="cuda")
-        x = x.permute(0, 2, 3, 1)[torch.arange(b, device="cuda")[:, None, None], dy + self.ar[None, :, None], dx + self.ar[None, None, :]]
+        rows, cols = dy + self.ar[None, :, None], dx + self.ar[None, None, :]
+        x = x.permute(0, 2, 3, 1)[torch.arange(b, device="cuda")[:, None, None], rows, cols]
         x = torch.where(torch.rand(b, 1, 1, 1, device="cuda") < 0.5, x.flip(2), x).permute(0, 3, 1, 2) / 255
         return (x - self.mean) / self.std if normalize else x.contiguous()
 
@@ -62,7 +63,8 @@ def maml_fewshot(rng):
     std = torch.tensor([0.28, 0.27, 0.29], device="cuda")[None, :, None, None]
     layers = []
     for i in range(4):
-        layers += [nn.Conv2d(3 if i == 0 else ch, ch, 3, padding=1), nn.BatchNorm2d(ch, track_running_stats=False), nn.ReLU(), nn.MaxPool2d(2)]
+        layers += [nn.Conv2d(3 if i == 0 else ch, ch, 3, padding=1), nn.BatchNorm2d(ch, track_running_stats=False),
+                   nn.ReLU(), nn.MaxPool2d(2)]
     body = nn.Sequential(*layers, nn.Flatten()).cuda()
     feat = ch * (res // 16) ** 2
     opt = torch.optim.Adam(body.parameters(), lr=1e-3)
@@ -132,7 +134,7 @@ def pgd_adv_train(rng):
     data = _Cifar(n_train + n_test)
     model = torchvision.models.resnet18(num_classes=10)
     if _smoke(0, 1):
-        model = torchvision.models.ResNet(torchvision.models.resnet.BasicBlock, [1, 1, 1, 1], num_classes=10, width_per_group=64)
+        model = torchvision.models.ResNet(torchvision.models.resnet.BasicBlock, [1, 1, 1, 1], num_classes=10)
     model.conv1 = torch.nn.Conv2d(3, 64, 3, 1, 1, bias=False)
     model.maxpool = torch.nn.Identity()
     model = model.cuda().to(memory_format=torch.channels_last)
@@ -237,8 +239,9 @@ def awq_quantize(rng):
 
     d, layers, heads, kvh = _smoke(2048, 512), _smoke(16, 2), _smoke(32, 8), 4
     dh = d // heads
-    cfg = LlamaConfig(hidden_size=d, intermediate_size=_smoke(5632, 1024), num_hidden_layers=layers, num_attention_heads=heads,
-                      num_key_value_heads=kvh, vocab_size=32000, max_position_embeddings=2048)
+    cfg = LlamaConfig(hidden_size=d, intermediate_size=_smoke(5632, 1024), num_hidden_layers=layers,
+                      num_attention_heads=heads, num_key_value_heads=kvh, vocab_size=32000,
+                      max_position_embeddings=2048)
     lm = LlamaForCausalLM(cfg).to("cuda", torch.float16).eval()
     cos, sin = (t.half() for t in _rope_tables(dh, 2048, 10000.0))
     rope, sdpa = _b.rec._rope, torch.nn.functional.scaled_dot_product_attention
@@ -319,7 +322,8 @@ def awq_quantize(rng):
             a, mlp = layer.self_attn, layer.mlp
             feats, hooks = {}, []
             for name, mod in (("q", a.q_proj), ("o", a.o_proj), ("gate", mlp.gate_proj), ("down", mlp.down_proj)):
-                hooks.append(mod.register_forward_hook(lambda m, args, out, name=name: feats.__setitem__(name, args[0])))
+                keep = (lambda m, args, out, name=name: feats.__setitem__(name, args[0]))
+                hooks.append(mod.register_forward_hook(keep))
             out = block(layer, x)
             for h in hooks:
                 h.remove()
@@ -337,15 +341,16 @@ def awq_quantize(rng):
             mlp.up_proj.weight.div_(scales.view(-1, 1))
             mlp.down_proj.weight.mul_(scales.view(1, -1))
             feats["down"].div_(scales.view(1, -1))
-            for fc, inp in ((a.v_proj, feats["q"]), (a.o_proj, feats["o"]), (mlp.gate_proj, feats["gate"]), (mlp.up_proj, feats["gate"]),
-                            (mlp.down_proj, feats["down"])):
+            for fc, inp in ((a.v_proj, feats["q"]), (a.o_proj, feats["o"]), (mlp.gate_proj, feats["gate"]),
+                            (mlp.up_proj, feats["gate"]), (mlp.down_proj, feats["down"])):
                 bound = search_clip(fc.weight, inp)
                 w = fc.weight.reshape(bound.shape[0], 1, -1, group)
                 fc.weight.data = torch.clamp(w, -bound, bound).reshape(fc.weight.shape)
                 del bound, w
             feats.clear()
             del scales
-            for owner, names in ((a, ("q_proj", "k_proj", "v_proj", "o_proj")), (mlp, ("gate_proj", "up_proj", "down_proj"))):
+            for owner, names in ((a, ("q_proj", "k_proj", "v_proj", "o_proj")),
+                                 (mlp, ("gate_proj", "up_proj", "down_proj"))):
                 for name in names:
                     setattr(owner, name, _W4Linear(getattr(owner, name), group))
             x = out
@@ -375,7 +380,8 @@ class _ConcatSquash(torch.nn.Module):
 
     def __init__(self, din, dout):
         super().__init__()
-        self.lin, self.gate, self.bias = torch.nn.Linear(din, dout), torch.nn.Linear(1, dout), torch.nn.Linear(1, dout, bias=False)
+        self.lin, self.gate = torch.nn.Linear(din, dout), torch.nn.Linear(1, dout)
+        self.bias = torch.nn.Linear(1, dout, bias=False)
 
     def forward(self, t, x):
         t = t.view(1, 1)
@@ -387,15 +393,18 @@ def ffjord_cnf(rng):
     d, hidden, n = 43, _smoke(860, 64), _smoke(30_000, 500)
     data = torch.randn(n, d, device="cuda") @ (torch.randn(d, d, device="cuda") / math.sqrt(d))
     test = torch.randn(_smoke(3000, 200), d, device="cuda")
-    net = torch.nn.ModuleList([_ConcatSquash(d, hidden), _ConcatSquash(hidden, hidden), _ConcatSquash(hidden, d)]).cuda()
+    net = torch.nn.ModuleList([_ConcatSquash(d, hidden), _ConcatSquash(hidden, hidden), _ConcatSquash(hidden, d)])
+    net = net.cuda()
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     f = torch.nn.functional
     # dopri5's Butcher tableau (torchdiffeq's), the 5th-order weights and the difference to the 4th-order ones.
     alpha = [1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0]
-    beta = [[1 / 5], [3 / 40, 9 / 40], [44 / 45, -56 / 15, 32 / 9], [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+    beta = [[1 / 5], [3 / 40, 9 / 40], [44 / 45, -56 / 15, 32 / 9],
+            [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
             [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
             [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]]
-    c_err = [35 / 384 - 1951 / 21600, 0, 500 / 1113 - 22642 / 50085, 125 / 192 - 451 / 720, -2187 / 6784 + 12231 / 42400,
+    c_err = [35 / 384 - 1951 / 21600, 0, 500 / 1113 - 22642 / 50085, 125 / 192 - 451 / 720,
+             -2187 / 6784 + 12231 / 42400,
              11 / 84 - 649 / 6300, -1 / 60]
 
     def dynamics(t, state, e, train):
@@ -493,9 +502,9 @@ class _HyenaOperator(torch.nn.Module):
         self.d, self.emb = d, emb
         self.in_proj, self.out_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
         self.short = nn.Conv1d(3 * d, 3 * d, 3, padding=2, groups=3 * d)
-        self.filter = nn.Sequential(nn.Linear(emb, filter_width), _Sin(filter_width), nn.Linear(filter_width, filter_width),
-                                    _Sin(filter_width), nn.Linear(filter_width, filter_width), _Sin(filter_width),
-                                    nn.Linear(filter_width, d, bias=False))
+        fw = filter_width
+        self.filter = nn.Sequential(nn.Linear(emb, fw), _Sin(fw), nn.Linear(fw, fw), _Sin(fw), nn.Linear(fw, fw),
+                                    _Sin(fw), nn.Linear(fw, d, bias=False))
         self.bias = nn.Parameter(torch.randn(d))
         self.register_buffer("deltas", torch.linspace(math.log(1e-2) / 0.3, math.log(1e-2) / 1.5, d).abs())
 
@@ -636,7 +645,8 @@ def ig_explain(rng):
                 del a, inp, g
             sal = (x * total).sum(1).abs()
             with torch.no_grad():
-                delta = model(x).gather(1, target[:, None])[:, 0] - model(torch.zeros_like(x)).gather(1, target[:, None])[:, 0]
+                at_x = model(x).gather(1, target[:, None])[:, 0]
+                delta = at_x - model(torch.zeros_like(x)).gather(1, target[:, None])[:, 0]
                 delta = delta - (x * total).sum((1, 2, 3))
             del total
         elif method == "smoothgrad":
@@ -646,7 +656,8 @@ def ig_explain(rng):
             per = max(1, internal // b)
             for lo in range(0, k, per):
                 m = min(per, k - lo)
-                noisy = (x[None] + torch.randn(m, *x.shape, device="cuda") * sigma[None, :, None, None, None]).flatten(0, 1)
+                noise = torch.randn(m, *x.shape, device="cuda") * sigma[None, :, None, None, None]
+                noisy = (x[None] + noise).flatten(0, 1)
                 g = input_grads(model, noisy, target.repeat(m)).view(m, *x.shape)
                 acc += g.pow(2).sum(0)
                 del noisy, g
@@ -670,12 +681,14 @@ def ig_explain(rng):
 # ---------------------------------------------------------------- GDAS differentiable architecture search
 
 
-_DARTS_OPS = ("none", "max_pool_3x3", "avg_pool_3x3", "skip_connect", "sep_conv_3x3", "sep_conv_5x5", "dil_conv_3x3", "dil_conv_5x5")
+_DARTS_OPS = ("none", "max_pool_3x3", "avg_pool_3x3", "skip_connect", "sep_conv_3x3", "sep_conv_5x5", "dil_conv_3x3",
+              "dil_conv_5x5")
 
 
 def _relu_conv_bn(cin, cout, k, stride, pad, dilation=1, groups=1, pointwise=None):
     nn = torch.nn
-    layers = [nn.ReLU(), nn.Conv2d(cin, cin if pointwise else cout, k, stride, pad, dilation=dilation, groups=groups, bias=False)]
+    conv = nn.Conv2d(cin, cin if pointwise else cout, k, stride, pad, dilation=dilation, groups=groups, bias=False)
+    layers = [nn.ReLU(), conv]
     if pointwise:
         layers.append(nn.Conv2d(cin, cout, 1, bias=False))
     return layers + [nn.BatchNorm2d(cout, affine=False)]
@@ -707,7 +720,10 @@ def _darts_op(name, c, stride):
     if name == "none":
         return _Zero(stride)
     if name.endswith("pool_3x3"):
-        pool = nn.MaxPool2d(3, stride, 1) if name.startswith("max") else nn.AvgPool2d(3, stride, 1, count_include_pad=False)
+        if name.startswith("max"):
+            pool = nn.MaxPool2d(3, stride, 1)
+        else:
+            pool = nn.AvgPool2d(3, stride, 1, count_include_pad=False)
         return nn.Sequential(pool, nn.BatchNorm2d(c, affine=False))
     if name == "skip_connect":
         return nn.Identity() if stride == 1 else _FactorizedReduce(c, c)
@@ -839,9 +855,9 @@ def fedavg_sim(rng):
     nn, f = torch.nn, torch.nn.functional
     n_train, n_test, clients = _smoke(50_000, 600), _smoke(10_000, 100), _smoke(100, 10)
     data = _Cifar(n_train + n_test)
-    model = nn.Sequential(nn.Conv2d(3, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2, 1), nn.Conv2d(64, 64, 5, padding=2), nn.ReLU(),
-                          nn.MaxPool2d(3, 2, 1), nn.Flatten(), nn.Linear(64 * 8 * 8, 384), nn.ReLU(), nn.Linear(384, 192), nn.ReLU(),
-                          nn.Linear(192, 10)).cuda()
+    model = nn.Sequential(nn.Conv2d(3, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                          nn.Conv2d(64, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2, 1), nn.Flatten(),
+                          nn.Linear(64 * 8 * 8, 384), nn.ReLU(), nn.Linear(384, 192), nn.ReLU(), nn.Linear(192, 10)).cuda()
     raw = [rng.lognormvariate(0, 1) for _ in range(clients)]
     sizes = [20 + int((n_train - 20 * clients) * r / sum(raw)) for r in raw]
     perm = torch.randperm(n_train, device="cuda")
