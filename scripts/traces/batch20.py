@@ -857,7 +857,8 @@ def fedavg_sim(rng):
     data = _Cifar(n_train + n_test)
     model = nn.Sequential(nn.Conv2d(3, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
                           nn.Conv2d(64, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2, 1), nn.Flatten(),
-                          nn.Linear(64 * 8 * 8, 384), nn.ReLU(), nn.Linear(384, 192), nn.ReLU(), nn.Linear(192, 10)).cuda()
+                          nn.Linear(64 * 8 * 8, 384), nn.ReLU(), nn.Linear(384, 192), nn.ReLU(),
+                          nn.Linear(192, 10)).cuda()
     raw = [rng.lognormvariate(0, 1) for _ in range(clients)]
     sizes = [20 + int((n_train - 20 * clients) * r / sum(raw)) for r in raw]
     perm = torch.randperm(n_train, device="cuda")
