@@ -152,12 +152,13 @@ import batch16  # noqa: E402
 import batch17  # noqa: E402
 import batch18  # noqa: E402
 import batch19  # noqa: E402
+import batch20  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
     batch06_ninth, batch07_tenth_a, batch07_tenth_b, batch08_eleventh, batch09_twelfth, batch10_thirteenth,
     batch11_fourteenth_a, batch11_fourteenth_b, batch12_fifteenth_a, batch12_fifteenth_b, batch16, batch17,
-    batch18, batch19,
+    batch18, batch19, batch20,
 ):
     _batch.register(sys.modules[__name__])
 
