@@ -129,7 +129,7 @@ def write_trace(name, title, family, script, snap, seconds, outdir):
     print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
 
 # Every workload lives in a batch module of its own (the first corpus and each held-out recording, in the order
-# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py, batch17.py and batch18.py;
+# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch20.py;
 # their shared plumbing in batch_common.py); each adds its workloads to WORKLOADS through this module object,
 # in this order, so that --list and WORKLOADS keep the recording order.
 import batch01_corpus  # noqa: E402
