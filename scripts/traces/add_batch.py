@@ -66,7 +66,9 @@ def entries(corpus: Path, split: str):
             "events": live["events"],
             "family": live["family"],
             "live": {k: stats[k] for k in LIVE_KEYS}
-            | {"events": live["events"], "family": live["family"], "seconds": live["seconds"], "streams": live["streams"]},
+            | {"events": live["events"], "family": live["family"], "seconds": live["seconds"], "streams": live["streams"]}
+            # a workload stopped by the recording's time limit (record.py) says so
+            | ({"stopped_after_s": live["stopped_after_s"]} if "stopped_after_s" in live else {}),
             "peak_requested_bytes": requested.pop(),
             "replay": {
                 m: {k: modes[m][k] for k in ("num_alloc_retries", "num_ooms", "peak_allocated_bytes", "peak_reserved_bytes")}

@@ -28,6 +28,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the workload modules, next to this file
 from expanse_trace import trace_lines  # noqa: E402
+from stop_early import run_until_term  # noqa: E402
 
 WORKLOADS = {}
 
@@ -94,25 +95,35 @@ def main():
     torch.cuda.init()
     torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=50_000_000)
     t0 = time.time()
-    fn(rng)
+    # A SIGTERM (the recording step's time limit) stops the workload and the trace so far is written.
+    stopped_after = run_until_term(fn, rng)
     torch.cuda.synchronize()
     seconds = time.time() - t0
     snap = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
-    write_trace(name.replace("@", "_s"), f"{name}: {family}", family, "scripts/traces/record.py", snap, seconds, outdir)
+    write_trace(name.replace("@", "_s"), f"{name}: {family}", family, "scripts/traces/record.py", snap, seconds, outdir,
+                stopped_after)
 
 
-def write_trace(name, title, family, script, snap, seconds, outdir):
+def write_trace(name, title, family, script, snap, seconds, outdir, stopped_after=None):
     """OUTDIR/NAME.trace.csv.gz from a memory-history snapshot, and
-    OUTDIR/NAME.live.json with this process's memory_stats."""
+    OUTDIR/NAME.live.json with this process's memory_stats. `stopped_after`:
+    the seconds after which a SIGTERM stopped the workload (stop_early.py), or
+    None if it ran to its end; a stopped trace says so in its header and in
+    live.json (`stopped_after_s`). The trace is written to a temporary name
+    and renamed, so a half-written file is never taken for a trace."""
     lines, nstreams = reduce_trace(snap)
     header = [
         f"# {title}",
         f"# recorded with PyTorch {torch.__version__} on {torch.cuda.get_device_name()} by {script}",
-        "# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)",
     ]
-    with gzip.open(f"{outdir}/{name}.trace.csv.gz", "wt", compresslevel=9) as f:
+    if stopped_after is not None:
+        header.append(f"# stopped after {stopped_after} s by the recording's time limit: the workload cut short")
+    header.append("# op,id,size,stream : a=alloc (id, bytes requested, stream index), f=free (id)")
+    path = f"{outdir}/{name}.trace.csv.gz"
+    with gzip.open(path + ".part", "wt", compresslevel=9) as f:
         f.write("\n".join(header + lines) + "\n")
+    os.replace(path + ".part", path)
     stats = torch.cuda.memory_stats()
     live = {
         "workload": name,
@@ -124,9 +135,13 @@ def write_trace(name, title, family, script, snap, seconds, outdir):
         "device": torch.cuda.get_device_name(),
         "memory_stats": {k: v for k, v in stats.items() if k.endswith(".all.peak") or k.startswith("num_")},
     }
+    if stopped_after is not None:
+        live["stopped_after_s"] = stopped_after
     with open(f"{outdir}/{name}.live.json", "w") as f:
         json.dump(live, f, indent=1, sort_keys=True)
-    print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {stats['reserved_bytes.all.peak']}")
+    stopped = f" (stopped after {stopped_after} s)" if stopped_after is not None else ""
+    peak = stats["reserved_bytes.all.peak"]
+    print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {peak}{stopped}")
 
 # Every workload lives in a batch module of its own (the first corpus and each held-out recording, in the order
 # they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch20.py;

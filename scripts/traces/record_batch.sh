@@ -8,6 +8,9 @@
 # (record_new5.sh to record_new10.sh name the batches of 2026-11-30).
 # 1. records them three at a time (REC_JOBS), 300 s each at most (REC_LIMIT), the whole
 #    step cut at 330 s (REC_STEP) (scripts/traces/record_corpus.sh record) into $OUT/corpus;
+#    a workload still running at its limit or at the step's cut is stopped by a SIGTERM and its
+#    trace so far written, marked as stopped (record.py, stop_early.py); the step waits up to
+#    90 s more for those writes;
 # 2. replays each trace that came out through PyTorch's three allocators
 #    (record_corpus.sh replay, one fresh process per trace and mode), three
 #    traces at a time, each into a folder of its own so that no two
@@ -35,6 +38,12 @@ NAMES=("$@")
 elapsed "recording ${NAMES[*]}"
 # timeout signals its whole process group: xargs and the recorders go too.
 JOBS=${REC_JOBS:-3} LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
+# The step's cut does not reach the recorders (each runs under a timeout of its own, in a process group
+# of its own): stop those still running now, let them write their traces so far (record.py renames a trace
+# into place only once it is whole), and kill what is left after 90 s.
+pkill -TERM -f "traces/record.py"
+for _ in $(seq 90); do pgrep -f "traces/record.py" > /dev/null || break; sleep 1; done
+pkill -KILL -f "traces/record.py"
 elapsed "recorded"
 
 W=$(mktemp -d "/tmp/$TAG.XXXX")

@@ -19,7 +19,7 @@ SCRIPT = Path(__file__).resolve().parent / "add_batch.py"
 MODES = ("native", "expandable", "async")
 
 
-def make_batch(root: Path, name="tiny", events=4, requested=1024, mutate=None):
+def make_batch(root: Path, name="tiny", events=4, requested=1024, mutate=None, live_extra=None):
     corpus = root / "corpus"
     corpus.mkdir()
     (corpus / f"{name}.trace.csv.gz").write_bytes(b"not read by add_batch")
@@ -55,6 +55,7 @@ def make_batch(root: Path, name="tiny", events=4, requested=1024, mutate=None):
         })
     if mutate:
         mutate(lines)
+    live |= live_extra or {}
     (corpus / f"{name}.live.json").write_text(json.dumps(live))
     (corpus / "torch.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     traces = root / "traces"
@@ -90,9 +91,19 @@ def test_whole_batch():
               "each mode's peak reserved from its own replay")
         check(e["live"]["reserved_bytes.all.peak"] == 2097152 and e["live"]["seconds"] == 1.5,
               "the live run's memory_stats and seconds")
+        check("stopped_after_s" not in e["live"], "a workload that ran to its end is not marked stopped")
         check((traces / "tiny.trace.csv.gz").read_bytes() == b"not read by add_batch", "the trace is copied")
         r = run(corpus, traces)
         check(r.returncode != 0 and "tiny: already in" in r.stderr, "adding it twice is refused")
+
+
+def test_stopped_workload():
+    with tempfile.TemporaryDirectory() as d:
+        corpus, traces = make_batch(Path(d), live_extra={"stopped_after_s": 230.4})
+        r = run(corpus, traces)
+        check(r.returncode == 0, f"a workload stopped by the time limit is added ({r.stderr.strip()})")
+        e = json.loads((traces / "corpus.json").read_text())["traces"]["tiny"]
+        check(e["live"].get("stopped_after_s") == 230.4, "its entry says when it was stopped")
 
 
 def refused(mutate, expect, what):
@@ -107,6 +118,7 @@ def refused(mutate, expect, what):
 
 def main():
     test_whole_batch()
+    test_stopped_workload()
     refused(lambda lines: lines.pop(2), "tiny: no PyTorch replay for async", "a missing mode")
 
     def oom(lines):
