@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The twentieth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch20.py and batch20_b.py),
+# The twentieth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch20.py
+# and batch20_b.py),
 # longest first: $OUT/new20.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 25 GB reserved, so that four share one H200, and for 0.5-0.8M events
 # (all single-stream):
