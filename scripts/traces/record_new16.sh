@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The sixteenth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch16.py,
+# The sixteenth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch16.py and
+# batch16_b.py,
 # registered into record.py's list), longest first: $OUT/new16.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 25 GB reserved, so that four share one H200:
 #   REC_JOBS=4 REC_LIMIT=250 REC_STEP=285 REPLAY_STEP=140 bash scripts/traces/record_new16.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The eighteenth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch18.py,
+# The eighteenth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch18.py and
+# batch18_b.py,
 # registered into record.py's list), longest first: $OUT/new18.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 25 GB reserved, so that four share one H200:
 #   REC_JOBS=4 REC_LIMIT=250 REC_STEP=285 REPLAY_STEP=140 bash scripts/traces/record_new18.sh
