@@ -36,7 +36,7 @@ elapsed() { echo "[$(($(date +%s) - START)) s] $*"; }
 NAMES=("$@")
 
 elapsed "recording ${NAMES[*]}"
-# timeout signals its whole process group: xargs and the recorders go too.
+# timeout signals its own process group: record_corpus.sh and xargs go, the recorders do not (below).
 JOBS=${REC_JOBS:-3} LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
 # The step's cut does not reach the recorders (each runs under a timeout of its own, in a process group
 # of its own): stop those still running now, let them write their traces so far (record.py renames a trace
