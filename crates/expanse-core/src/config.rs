@@ -73,6 +73,11 @@ pub struct Config {
     /// every size). `false`: small requests only ever use the small pool,
     /// as in PyTorch.
     pub small_from_large: bool,
+    /// expanse mode: a growth maps the unmapped stretch of its segment that
+    /// needs the fewest new bytes (the free blocks around it covering the
+    /// rest; ties: the lowest address). `false`: the lowest stretch that
+    /// can hold the request, as PyTorch does.
+    pub grow_fewest: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -102,6 +107,7 @@ impl Default for Config {
             lend_across_streams: true,
             share_segments: crate::policy::SHARE_SEGMENTS,
             small_from_large: crate::policy::SMALL_FROM_LARGE,
+            grow_fewest: crate::policy::GROW_FEWEST,
             release_threshold: None,
         }
     }
@@ -171,6 +177,7 @@ const KNOWN_KEYS: &[&str] = &[
     "lend_across_streams",
     "share_segments",
     "small_from_large",
+    "grow_fewest",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -374,6 +381,9 @@ impl Config {
             "small_from_large" => {
                 self.small_from_large = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "grow_fewest" => {
+                self.grow_fewest = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -446,6 +456,11 @@ impl Config {
             self.small_from_large != d.small_from_large,
             "small_from_large",
             if self.small_from_large { "True" } else { "False" }.to_string(),
+        );
+        put(
+            self.grow_fewest != d.grow_fewest,
+            "grow_fewest",
+            if self.grow_fewest { "True" } else { "False" }.to_string(),
         );
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());

@@ -143,6 +143,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(13, "lend_across_streams", &["False", "True"]),
             opt(14, "share_segments", &["False", "True"]),
             opt(15, "small_from_large", &["False", "True"]),
+            opt(16, "grow_fewest", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

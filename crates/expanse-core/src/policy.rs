@@ -14,7 +14,9 @@
 //!
 //! expanse's policy also lets a small request that finds no small-pool
 //! block take a free large-pool block before the small pool grows
-//! (`small_from_large`; PyTorch's policies never do).
+//! (`small_from_large`; PyTorch's policies never do), and can grow where
+//! growth maps the fewest new bytes instead of at the lowest address
+//! (`grow_fewest`).
 //!
 //! A new rule is a new variant or field here with its decision as a
 //! method; the mechanism calls the method and never asks which mode it is
@@ -45,9 +47,41 @@ pub struct Policy {
     /// Whether a small request that finds no small-pool block takes a free
     /// large-pool block before the small pool grows (`small_from_large`).
     pub small_from_large: bool,
+    /// Which unmapped stretch of a segment a growth maps.
+    pub growth_site: GrowthSite,
     /// What garbage collection considers.
     pub release: ReleasePolicy,
 }
+
+/// Which unmapped stretch of an expandable segment a growth maps, among
+/// those that, with the free blocks around them, can hold the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowthSite {
+    /// The lowest address (PyTorch's: its first candidate in address
+    /// order).
+    Lowest,
+    /// The one that maps the fewest new bytes, the free mapped blocks
+    /// around it covering the rest (ties: the lowest address), as best
+    /// fit picks the smallest free block (`grow_fewest`).
+    FewestNewBytes,
+}
+
+impl GrowthSite {
+    /// The score of a candidate stretch that would map `new_bytes` (lower
+    /// is better; 0 cannot be beaten, so the search in address order stops
+    /// there).
+    pub fn score(self, new_bytes: u64) -> u64 {
+        match self {
+            GrowthSite::Lowest => 0,
+            GrowthSite::FewestNewBytes => new_bytes,
+        }
+    }
+}
+
+/// Whether growth maps the stretch that needs the fewest new bytes
+/// (`grow_fewest`) by default: off. Registered as the candidate for the
+/// twenty-first blind batch (`docs/policy-study.md`, twenty-second round).
+pub const GROW_FEWEST: bool = false;
 
 /// Which segments grow the cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +303,7 @@ impl Policy {
             lending: LendPolicy::Never,
             oversize_rules_on_expandable: true,
             small_from_large: false,
+            growth_site: GrowthSite::Lowest,
             release: ReleasePolicy { gc_ages_include_expandable: true, threshold: config.release_threshold },
         }
     }
@@ -302,6 +337,7 @@ impl Policy {
             },
             oversize_rules_on_expandable: false,
             small_from_large: config.small_from_large,
+            growth_site: if config.grow_fewest { GrowthSite::FewestNewBytes } else { GrowthSite::Lowest },
             release: ReleasePolicy { gc_ages_include_expandable: false, threshold: config.release_threshold },
         }
     }

@@ -166,7 +166,9 @@ impl DeviceAllocator {
 
     /// An unmapped block of `stream` and `pool` (with the free block just
     /// before it, if any) that can hold `size` bytes, in a new segment if
-    /// no existing one can. During a CUDA graph capture, only one whose
+    /// no existing one can; among several, the one the policy's
+    /// [growth site](crate::policy::GrowthSite) scores lowest, the lowest
+    /// address on ties. During a CUDA graph capture, only one whose
     /// growth keeps out memory `requester` may not reuse now
     /// ([`Self::run_is_clean`]); else a new segment.
     fn find_expandable_block(
@@ -178,19 +180,27 @@ impl DeviceAllocator {
     ) -> Result<Option<BlockId>, AllocError> {
         let blocks = &self.blocks;
         let capturing = self.private.capturing();
-        let has_room = |mut id: Option<BlockId>| {
-            let mut bytes = 0u64;
+        // The bytes a growth from block `id` on would map (the run of free
+        // and unmapped blocks from it covering `size`), None when the run
+        // is too short.
+        let new_bytes = |mut id: Option<BlockId>| {
+            let (mut bytes, mut unmapped) = (0u64, 0u64);
             while bytes < size {
                 match id.map(|i| blocks.get(i)) {
                     Some(b) if b.is_allocatable() => {
+                        if !b.mapped {
+                            unmapped += b.size.min(size - bytes);
+                        }
                         bytes += b.size;
                         id = b.next;
                     }
                     _ => break,
                 }
             }
-            bytes >= size
+            (bytes >= size).then_some(unmapped)
         };
+        let site = self.policy.growth_site;
+        let mut best: Option<(u64, BlockId)> = None;
         let from = UnmappedKey { stream, addr: 0, block: 0 };
         for &UnmappedKey { stream: s, block: id, .. } in self.pools[pool as usize].unmapped.range(from..) {
             if s != stream {
@@ -202,9 +212,20 @@ impl DeviceAllocator {
                     c = prev;
                 }
             }
-            if has_room(Some(c)) && (!capturing || self.run_is_clean(c, size, requester)) {
-                return Ok(Some(c));
+            let Some(new) = new_bytes(Some(c)) else { continue };
+            if capturing && !self.run_is_clean(c, size, requester) {
+                continue;
             }
+            let score = site.score(new);
+            if best.is_none_or(|(b, _)| score < b) {
+                best = Some((score, c));
+            }
+            if score == 0 {
+                break;
+            }
+        }
+        if let Some((_, c)) = best {
+            return Ok(Some(c));
         }
         let unit = self.page_unit(pool);
         let slot = self.segments.iter().position(Option::is_none).unwrap_or(self.segments.len());

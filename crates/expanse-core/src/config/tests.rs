@@ -26,6 +26,7 @@ prop_compose! {
         lend_across_streams in any::<bool>(),
         share_segments in any::<bool>(),
         small_from_large in any::<bool>(),
+        grow_fewest in any::<bool>(),
         release_mb in proptest::option::of(0u64..1 << 20),
     ) -> Config {
         Config {
@@ -45,6 +46,7 @@ prop_compose! {
             lend_across_streams,
             share_segments,
             small_from_large,
+            grow_fewest,
             release_threshold: release_mb.map(|mb| mb * MIB),
         }
     }
