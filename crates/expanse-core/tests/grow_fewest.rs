@@ -12,10 +12,11 @@
 use std::sync::Arc;
 
 use expanse_core::{Config, DeviceAllocator, StreamId};
-use expanse_device::Device;
 use expanse_mock::MockDevice;
 
-const MIB: u64 = 1 << 20;
+#[path = "support/mock_scene.rs"]
+mod mock_scene;
+use mock_scene::MIB;
 const S0: StreamId = StreamId(0);
 
 struct Scene {
@@ -28,15 +29,11 @@ struct Scene {
 }
 
 fn check(s: &Scene) {
-    s.alloc.check_invariants().unwrap();
-    assert!(s.device.violations().is_empty(), "device contract violated: {:?}", s.device.violations());
+    mock_scene::check(&s.device, &s.alloc);
 }
 
 fn scene(conf: &str) -> Scene {
-    let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
-    let mut c = Config::parse("min_grow_size_mb:2,max_page_size_mb:2,move_budget:0").unwrap();
-    c.apply(conf).unwrap();
-    let mut alloc = DeviceAllocator::new(Arc::clone(&device) as Arc<dyn Device>, c);
+    let (device, mut alloc) = mock_scene::allocator("min_grow_size_mb:2,max_page_size_mb:2,move_budget:0", conf);
     let a = alloc.malloc(16 * MIB, S0).unwrap();
     let b = alloc.malloc(2 * MIB, S0).unwrap();
     let f = alloc.malloc(8 * MIB, S0).unwrap();

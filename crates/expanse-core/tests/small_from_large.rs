@@ -10,11 +10,12 @@
 
 use std::sync::Arc;
 
-use expanse_core::{Config, DeviceAllocator, PoolKind, StreamId};
-use expanse_device::Device;
+use expanse_core::{DeviceAllocator, PoolKind, StreamId};
 use expanse_mock::MockDevice;
 
-const MIB: u64 = 1 << 20;
+#[path = "support/mock_scene.rs"]
+mod mock_scene;
+use mock_scene::MIB;
 const S0: StreamId = StreamId(0);
 const S1: StreamId = StreamId(1);
 
@@ -25,15 +26,11 @@ struct Scene {
 }
 
 fn check(s: &Scene) {
-    s.alloc.check_invariants().unwrap();
-    assert!(s.device.violations().is_empty(), "device contract violated: {:?}", s.device.violations());
+    mock_scene::check(&s.device, &s.alloc);
 }
 
 fn scene(conf: &str) -> Scene {
-    let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
-    let mut c = Config::parse("min_grow_size_mb:20,max_page_size_mb:20,move_budget:0").unwrap();
-    c.apply(conf).unwrap();
-    let mut alloc = DeviceAllocator::new(Arc::clone(&device) as Arc<dyn Device>, c);
+    let (device, mut alloc) = mock_scene::allocator("min_grow_size_mb:20,max_page_size_mb:20,move_budget:0", conf);
     for _ in 0..2 {
         alloc.malloc(MIB, S0).unwrap();
     }
@@ -122,14 +119,12 @@ fn another_streams_block_only_where_blocks_are_lent() {
 #[test]
 fn pytorch_modes_never_take_large_blocks() {
     for mode in ["expandable_segments:True,pytorch_compat:True", "expandable_segments:False"] {
-        let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
-        let c = Config::parse(&format!("{mode},small_from_large:True")).unwrap();
-        let mut alloc = DeviceAllocator::new(Arc::clone(&device) as Arc<dyn Device>, c);
+        let (device, mut alloc) = mock_scene::allocator(mode, "small_from_large:True");
         let small: Vec<u64> = (0..2).map(|_| alloc.malloc(MIB, S0).unwrap()).collect();
         let x = alloc.malloc(20 * MIB, S0).unwrap();
         alloc.free(x).unwrap();
         let p = alloc.malloc(4096, S0).unwrap();
-        alloc.check_invariants().unwrap();
+        mock_scene::check(&device, &alloc);
         assert!(!(x..x + 20 * MIB).contains(&p), "{mode}: a small request stays in the small pool");
         assert!(!small.contains(&p));
     }

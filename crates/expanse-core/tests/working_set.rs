@@ -14,11 +14,12 @@
 
 use std::sync::Arc;
 
-use expanse_core::{Config, DeviceAllocator, StreamId};
-use expanse_device::Device;
+use expanse_core::{DeviceAllocator, StreamId};
 use expanse_mock::MockDevice;
 
-const MIB: u64 = 1 << 20;
+#[path = "support/mock_scene.rs"]
+mod mock_scene;
+use mock_scene::MIB;
 const S0: StreamId = StreamId(0);
 
 struct Scene {
@@ -29,20 +30,15 @@ struct Scene {
 }
 
 fn check(s: &Scene) {
-    s.alloc.check_invariants().unwrap();
-    assert!(s.device.violations().is_empty(), "device contract violated: {:?}", s.device.violations());
+    mock_scene::check(&s.device, &s.alloc);
 }
 
 /// `x` and `y` allocated, `x` freed; `conf` on top of the default.
 fn scene(conf: &str) -> Scene {
-    // 80 GiB: new pages may be 20 MiB (at most 1/1024 of the free and
-    // 1/3578 of the total memory).
-    let device = Arc::new(MockDevice::new(80 * 1024 * MIB, 2 * MIB));
     // Small requests stay in the small pool (`small_from_large:False`), so
     // that `tick` never lands in x's free page.
-    let mut c = Config::parse("min_grow_size_mb:20,max_page_size_mb:20,small_from_large:False").unwrap();
-    c.apply(conf).unwrap();
-    let mut alloc = DeviceAllocator::new(Arc::clone(&device) as Arc<dyn Device>, c);
+    let (device, mut alloc) =
+        mock_scene::allocator("min_grow_size_mb:20,max_page_size_mb:20,small_from_large:False", conf);
     let x = alloc.malloc(20 * MIB, S0).unwrap();
     let y = alloc.malloc(20 * MIB, S0).unwrap();
     assert_eq!(alloc.stats().pages.created, 2, "one 20 MiB page each");
