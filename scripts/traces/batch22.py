@@ -40,8 +40,9 @@ def medusa_decode(rng):
     sdpa = torch.nn.functional.scaled_dot_product_attention
     d, heads, kvh = _smoke(1024, 128), 16, 4
     dh = d // heads
-    cfg = LlamaConfig(hidden_size=d, intermediate_size=_smoke(2816, 256), num_hidden_layers=12, num_attention_heads=heads,
-                      num_key_value_heads=kvh, vocab_size=32000, max_position_embeddings=8192)
+    cfg = LlamaConfig(hidden_size=d, intermediate_size=_smoke(2816, 256), num_hidden_layers=12,
+                      num_attention_heads=heads, num_key_value_heads=kvh, vocab_size=32000,
+                      max_position_embeddings=8192)
     lm = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
     nn = torch.nn
     medusa = nn.ModuleList(nn.ModuleDict({"res": nn.Linear(d, d), "head": nn.Linear(d, cfg.vocab_size, bias=False)})

@@ -76,9 +76,9 @@ class _DefDetr(torch.nn.Module):
         self.proj = nn.ModuleList([nn.Sequential(nn.Conv2d(c, d, 1), nn.GroupNorm(32, d)) for c in (512, 1024, 2048)]
                                   + [nn.Sequential(nn.Conv2d(2048, d, 3, 2, 1), nn.GroupNorm(32, d))])
         self.level = nn.Parameter(torch.randn(4, d) * 0.02)
-        self.enc = nn.ModuleList(nn.ModuleDict({"attn": _MsDeformAttn(d), "n1": nn.LayerNorm(d), "n2": nn.LayerNorm(d),
-                                                "ffn": nn.Sequential(nn.Linear(d, 1024), nn.ReLU(), nn.Linear(1024, d))})
-                                 for _ in range(6))
+        self.enc = nn.ModuleList(nn.ModuleDict({
+            "attn": _MsDeformAttn(d), "n1": nn.LayerNorm(d), "n2": nn.LayerNorm(d),
+            "ffn": nn.Sequential(nn.Linear(d, 1024), nn.ReLU(), nn.Linear(1024, d))}) for _ in range(6))
         self.dec = nn.ModuleList(nn.ModuleDict({
             "self": nn.MultiheadAttention(d, 8, batch_first=True), "cross": _MsDeformAttn(d), "n1": nn.LayerNorm(d),
             "n2": nn.LayerNorm(d), "n3": nn.LayerNorm(d),
@@ -104,7 +104,8 @@ class _DefDetr(torch.nn.Module):
             ys, xs = torch.meshgrid(torch.linspace(0.5 / hh, 1 - 0.5 / hh, hh, device=img.device),
                                     torch.linspace(0.5 / ww, 1 - 0.5 / ww, ww, device=img.device), indexing="ij")
             refs.append(torch.stack([xs.flatten(), ys.flatten()], -1))
-            pe = torch.cat([_b.rec._sincos(xs.flatten() * 6.283, d // 2), _b.rec._sincos(ys.flatten() * 6.283, d // 2)], -1)
+            sincos = _b.rec._sincos
+            pe = torch.cat([sincos(xs.flatten() * 6.283, d // 2), sincos(ys.flatten() * 6.283, d // 2)], -1)
             pos.append(pe + self.level[lvl])
         src = torch.cat([m.flatten(2).transpose(1, 2) for m in maps], 1)
         pos, ref = torch.cat(pos)[None], torch.cat(refs)[None].expand(b, -1, -1)
@@ -168,7 +169,8 @@ def deformable_detr_train(rng):
             nb = max(1, sum(counts))
             pb, tb = boxes.flatten(0, 1)[rows], tboxes[cols]
             loss = loss + 2 * sigmoid_focal_loss(logits.flatten(0, 1), onehot, reduction="sum") / nb + \
-                5 * (pb - tb).abs().sum() / nb + 2 * (1 - generalized_box_iou(_box_xyxy(pb), _box_xyxy(tb)).diagonal()).sum() / nb
+                5 * (pb - tb).abs().sum() / nb + \
+                2 * (1 - generalized_box_iou(_box_xyxy(pb), _box_xyxy(tb)).diagonal()).sum() / nb
             del prob, pos_c, neg_c, cost, rows, cols, onehot, pb, tb
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
