@@ -298,8 +298,9 @@ class _Nf4Weight:
         self.shape, self.table = w.shape, table
         blocks = w.float().view(-1, 64)
         absmax = blocks.abs().amax(1)
-        codes = torch.cat([(part / absmax[:, None])[..., None].sub(table).abs().argmin(-1).to(torch.uint8)
-                           for part in blocks.split(16384)]).view(-1)  # split: bounded memory while quantizing
+        # split: bounded memory while quantizing (each part divided by its own blocks' absmax)
+        codes = torch.cat([(part / amax[:, None])[..., None].sub(table).abs().argmin(-1).to(torch.uint8)
+                           for part, amax in zip(blocks.split(16384), absmax.split(16384))]).view(-1)
         self.packed = (codes[0::2] << 4) | codes[1::2]
         self.offset = absmax.mean()
         centred = (absmax - self.offset).view(-1, 256)
