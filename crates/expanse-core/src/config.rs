@@ -78,6 +78,11 @@ pub struct Config {
     /// rest; ties: the lowest address). `false`: the lowest stretch that
     /// can hold the request, as PyTorch does.
     pub grow_fewest: bool,
+    /// expanse mode: when pages move, a free block whose wholly free pages
+    /// cover all of it gives its pages before the other free blocks of its
+    /// pool (taking them leaves no mapped free remnant beside the hole).
+    /// `false`: the highest offset in its segment first, whole or not.
+    pub move_whole_first: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -108,6 +113,7 @@ impl Default for Config {
             share_segments: crate::policy::SHARE_SEGMENTS,
             small_from_large: crate::policy::SMALL_FROM_LARGE,
             grow_fewest: crate::policy::GROW_FEWEST,
+            move_whole_first: crate::policy::MOVE_WHOLE_FIRST,
             release_threshold: None,
         }
     }
@@ -178,6 +184,7 @@ const KNOWN_KEYS: &[&str] = &[
     "share_segments",
     "small_from_large",
     "grow_fewest",
+    "move_whole_first",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -384,6 +391,9 @@ impl Config {
             "grow_fewest" => {
                 self.grow_fewest = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "move_whole_first" => {
+                self.move_whole_first = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -461,6 +471,11 @@ impl Config {
             self.grow_fewest != d.grow_fewest,
             "grow_fewest",
             if self.grow_fewest { "True" } else { "False" }.to_string(),
+        );
+        put(
+            self.move_whole_first != d.move_whole_first,
+            "move_whole_first",
+            if self.move_whole_first { "True" } else { "False" }.to_string(),
         );
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());

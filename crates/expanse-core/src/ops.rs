@@ -144,6 +144,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(14, "share_segments", &["False", "True"]),
             opt(15, "small_from_large", &["False", "True"]),
             opt(16, "grow_fewest", &["False", "True"]),
+            opt(17, "move_whole_first", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

@@ -214,8 +214,39 @@ pub enum MovePolicy {
         /// `reuse_window` allocations is not moved (`move_reuse_window`;
         /// 0: every free page may move).
         reuse_window: u64,
+        /// Which free blocks give their pages first.
+        donors: DonorOrder,
     },
 }
+
+/// Which free blocks give their pages first when pages move. In both
+/// orders small-pool blocks come before large-pool ones (idle small-pool
+/// space is rarely reused by large requests), and a block's pages go from
+/// its top down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DonorOrder {
+    /// The highest offset in its segment first: segments stay compact at
+    /// their low end, where allocation looks first.
+    HighestOffset,
+    /// A block whose wholly free pages cover all of it first, then the
+    /// highest offset (`move_whole_first`): taking such a block's pages
+    /// leaves no mapped free remnant beside the hole, where part of a
+    /// page-sharing block leaves one that only requests that fit it can use.
+    WholeFirst,
+}
+
+impl DonorOrder {
+    /// Whether a donor block ranks before the others of its pool: `whole`
+    /// when its wholly free pages cover all of it.
+    pub fn ranks_first(self, whole: bool) -> bool {
+        self == DonorOrder::WholeFirst && whole
+    }
+}
+
+/// Whether whole free blocks give their pages first (`move_whole_first`)
+/// by default: not yet; the candidate registered before the twenty-fourth
+/// blind batch (`docs/policy-study.md`, twenty-sixth round).
+pub const MOVE_WHOLE_FIRST: bool = false;
 
 /// expanse's default reuse window: 0, every free page may move.
 ///
@@ -333,7 +364,11 @@ impl Policy {
                 free_share: FREE_SHARE,
                 total_share: TOTAL_SHARE,
             },
-            moving: MovePolicy::WithinBudget { budget, reuse_window: config.move_reuse_window },
+            moving: MovePolicy::WithinBudget {
+                budget,
+                reuse_window: config.move_reuse_window,
+                donors: if config.move_whole_first { DonorOrder::WholeFirst } else { DonorOrder::HighestOffset },
+            },
             lending: match (config.lend_across_streams, config.share_segments) {
                 (false, _) => LendPolicy::Never,
                 (true, false) => LendPolicy::AcrossStreams,
@@ -515,6 +550,12 @@ impl MovePolicy {
     /// Whether pages are ever moved.
     pub fn moves(&self) -> bool {
         !matches!(self, MovePolicy::Never)
+    }
+
+    /// Whether a free block whose wholly free pages cover all of it
+    /// (`whole`) gives its pages before the other blocks of its pool.
+    pub fn donor_ranks_first(&self, whole: bool) -> bool {
+        matches!(self, MovePolicy::WithinBudget { donors, .. } if donors.ranks_first(whole))
     }
 
     /// Whether the allocator must stamp allocations for

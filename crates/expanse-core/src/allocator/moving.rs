@@ -16,12 +16,15 @@ use crate::pool::FreeKey;
 
 /// Which free block gives its pages first: the greatest rank. Small-pool
 /// pages first (idle small-pool space is rarely reused by large requests),
-/// then the highest offset in its segment: segments stay compact at their
-/// low end, where allocation looks first. Never raw addresses: the result
-/// must not depend on where the backend put the reservations.
+/// then the blocks the policy's [donor order](crate::policy::DonorOrder)
+/// ranks first, then the highest offset in its segment: segments stay
+/// compact at their low end, where allocation looks first. Never raw
+/// addresses: the result must not depend on where the backend put the
+/// reservations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct DonorRank {
     small_pool: bool,
+    first: bool,
     offset: u64,
     stream: StreamId,
     slot: usize,
@@ -139,8 +142,10 @@ impl DeviceAllocator {
                 let Some(seg) = self.segments[slot].as_ref() else { continue };
                 if seg.has_pages_within(addr, size) {
                     let pages = seg.pages_within(addr, size);
+                    let whole = pages.iter().map(|&(_, s)| s).sum::<u64>() == size;
                     let rank = DonorRank {
                         small_pool: b.pool == PoolKind::Small,
+                        first: self.policy.moving.donor_ranks_first(whole),
                         offset: addr - seg.base(),
                         stream: b.stream,
                         slot,

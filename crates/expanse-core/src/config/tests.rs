@@ -27,6 +27,7 @@ prop_compose! {
         share_segments in any::<bool>(),
         small_from_large in any::<bool>(),
         grow_fewest in any::<bool>(),
+        move_whole_first in any::<bool>(),
         release_mb in proptest::option::of(0u64..1 << 20),
     ) -> Config {
         Config {
@@ -47,6 +48,7 @@ prop_compose! {
             share_segments,
             small_from_large,
             grow_fewest,
+            move_whole_first,
             release_threshold: release_mb.map(|mb| mb * MIB),
         }
     }
