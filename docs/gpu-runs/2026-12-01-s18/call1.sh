@@ -1,0 +1,1 @@
+bash scripts/gpu/batch_call.sh new23 diarize_serve chunked_ce_sft revvit_train llada_sample adam8bit_mlm splade_train glow_train progan_train
