@@ -9,7 +9,8 @@
 # 2. then, while the call has time (CALL_BUDGET seconds from the start, default 570), runs each workload
 #    live on expanse through the C ABI (.device-bin/libexpanse.so; LIVE_CONF: a configuration, the default
 #    when unset), four at a time, one JSON line each into $OUT/TAG-live.jsonl, to set beside its replay.
-# Limits (record_batch.sh): REC_LIMIT (220), REC_STEP (250), REPLAY_STEP (110), MODES_DEADLINE (420).
+# Limits (record_batch.sh): REC_LIMIT (220), REC_STEP (250), REPLAY_STEP (110), MODES_DEADLINE (420);
+# MODES_EXTRA_CONF: a fourth configuration replayed on --backend cuda (a registered candidate).
 # Back on the development machine: unpack TAG.tar.gz.part*, scripts/traces/add_batch.py, then
 # scripts/traces/check_batch.py TAG-modes.jsonl TAG-live.jsonl for the fidelity counts.
 set -uo pipefail

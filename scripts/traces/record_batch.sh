@@ -83,9 +83,13 @@ done
 #    PyTorch-expandable modes and its default, one JSON line each, into
 #    $OUT/TAG-modes.jsonl, until MODES_DEADLINE seconds after the start
 #    (default 540): both PyTorch modes must give the replays' peaks above.
+#    MODES_EXTRA_CONF (e.g. a registered candidate's keys) adds a fourth
+#    configuration, expandable_segments:True with those keys.
 if [ -n "${EXPANSE_BIN:-}" ]; then
+  confs=(expandable_segments:False expandable_segments:True,pytorch_compat:True expandable_segments:True)
+  [ -n "${MODES_EXTRA_CONF:-}" ] && confs+=("expandable_segments:True,$MODES_EXTRA_CONF")
   for t in "${traces[@]}"; do
-    for conf in expandable_segments:False expandable_segments:True,pytorch_compat:True expandable_segments:True; do
+    for conf in "${confs[@]}"; do
       [ $(($(date +%s) - START)) -lt "${MODES_DEADLINE:-540}" ] || break 2
       timeout 40 "$EXPANSE_BIN" replay "$t" --backend cuda --conf "$conf" --json
     done
