@@ -25,6 +25,7 @@ VARIANTS = [
     ("20 MiB pages", "min_grow_size_mb:20,max_page_size_mb:20", "uniform 20 MiB large-pool pages instead of growth-sized ones"),
     ("pools apart", "small_from_large:False", "a small request never takes a large-pool block: the small pool grows instead"),
     ("lowest growth", "grow_fewest:False", "a segment grows at the lowest unmapped stretch with room, not where the fewest new bytes map"),
+    ("donors by offset", "move_whole_first:False", "pages move from the highest-offset free block first, whole or not"),
 ]
 SAME = 0.0005  # within this of the default's figure: "="
 

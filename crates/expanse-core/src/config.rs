@@ -81,7 +81,8 @@ pub struct Config {
     /// expanse mode: when pages move, a free block whose wholly free pages
     /// cover all of it gives its pages before the other free blocks of its
     /// pool (taking them leaves no mapped free remnant beside the hole).
-    /// `false`: the highest offset in its segment first, whole or not.
+    /// `false`: the highest offset in its segment first, whole or not. On by
+    /// default since the twenty-seventh round.
     pub move_whole_first: bool,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus

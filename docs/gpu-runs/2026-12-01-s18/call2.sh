@@ -1,0 +1,1 @@
+MODES_EXTRA_CONF=move_whole_first:True bash scripts/gpu/batch_call.sh new24 retro_train gmp_prune_bert clip4clip_train convtasnet_sep slot_attention rainbow_dqn latent_ode tabddpm_train
