@@ -11,30 +11,17 @@
 //! block and grows the segment's end by three moved pages. Expectations
 //! are hand-computed from those sizes.
 
-use std::sync::Arc;
-
 use expanse_core::{DeviceAllocator, StreamId};
 use expanse_mock::MockDevice;
 
 #[path = "support/mock_scene.rs"]
 mod mock_scene;
-use mock_scene::MIB;
+use mock_scene::{check, MIB};
 const S0: StreamId = StreamId(0);
 
-struct Scene {
-    device: Arc<MockDevice>,
-    alloc: DeviceAllocator,
-    /// The segment's base, where `a` was.
-    a: u64,
-    /// Where `c` was.
-    c: u64,
-}
-
-fn check(s: &Scene) {
-    mock_scene::check(&s.device, &s.alloc);
-}
-
-fn scene(rule: &str) -> Scene {
+/// The scene under `move_whole_first:{rule}`: the device, the allocator,
+/// the segment's base (where `a` was) and where `c` was.
+fn scene(rule: &str) -> (std::sync::Arc<MockDevice>, DeviceAllocator, u64, u64) {
     let (device, mut alloc) = mock_scene::allocator(
         "min_grow_size_mb:2,max_page_size_mb:2,move_budget:1000000000,grow_fewest:True",
         &format!("move_whole_first:{rule}"),
@@ -47,35 +34,34 @@ fn scene(rule: &str) -> Scene {
     assert_eq!(alloc.reserved_bytes(), 14 * MIB, "seven 2 MiB pages");
     alloc.free(a).unwrap();
     alloc.free(c).unwrap();
-    let s = Scene { device, alloc, a, c };
-    check(&s);
-    s
+    check(&device, &alloc);
+    (device, alloc, a, c)
 }
 
 #[test]
 fn whole_free_blocks_give_their_pages_first() {
-    let mut s = scene("True");
-    let p = s.alloc.malloc(6 * MIB, S0).unwrap();
-    check(&s);
-    assert_eq!(p, s.a + 14 * MIB, "after y, at the segment's unmapped end");
-    assert_eq!(s.alloc.reserved_bytes(), 14 * MIB, "three pages moved, none created");
+    let (device, mut alloc, a, c) = scene("True");
+    let p = alloc.malloc(6 * MIB, S0).unwrap();
+    check(&device, &alloc);
+    assert_eq!(p, a + 14 * MIB, "after y, at the segment's unmapped end");
+    assert_eq!(alloc.reserved_bytes(), 14 * MIB, "three pages moved, none created");
     // a's two pages and c's top whole page (8 MiB) moved: c's 2 MiB at
     // its start is the only free 2 MiB block left mapped.
-    assert_eq!(s.alloc.malloc(2 * MIB, S0).unwrap(), s.c);
-    check(&s);
+    assert_eq!(alloc.malloc(2 * MIB, S0).unwrap(), c);
+    check(&device, &alloc);
 }
 
 #[test]
 fn without_the_rule_the_highest_offset_gives_first() {
-    let mut s = scene("False");
-    let p = s.alloc.malloc(6 * MIB, S0).unwrap();
-    check(&s);
-    assert_eq!(p, s.a + 14 * MIB);
-    assert_eq!(s.alloc.reserved_bytes(), 14 * MIB, "three pages moved, none created");
+    let (device, mut alloc, a, _) = scene("False");
+    let p = alloc.malloc(6 * MIB, S0).unwrap();
+    check(&device, &alloc);
+    assert_eq!(p, a + 14 * MIB);
+    assert_eq!(alloc.reserved_bytes(), 14 * MIB, "three pages moved, none created");
     // c's two whole pages and a's top page (2 MiB) moved: a's 2 MiB at the
     // base is the only free 2 MiB block left mapped.
-    assert_eq!(s.alloc.malloc(2 * MIB, S0).unwrap(), s.a);
-    check(&s);
+    assert_eq!(alloc.malloc(2 * MIB, S0).unwrap(), a);
+    check(&device, &alloc);
 }
 
 #[test]
@@ -93,6 +79,6 @@ fn pytorch_modes_never_move_whatever_the_key_says() {
         let p = alloc.malloc(6 * MIB, S0).unwrap();
         assert_eq!(p, a + 6 * MIB, "move_whole_first:{rule}: grown after x");
         assert_eq!(alloc.reserved_bytes(), 12 * MIB, "move_whole_first:{rule}: three new pages, a kept");
-        mock_scene::check(&device, &alloc);
+        check(&device, &alloc);
     }
 }

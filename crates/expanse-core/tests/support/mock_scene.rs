@@ -1,4 +1,4 @@
-//! What the scene-based policy tests share (`grow_fewest.rs`,
+//! What the scene-based policy tests share (`grow_fewest.rs`, `move_whole_first.rs`,
 //! `small_from_large.rs`, `working_set.rs`): an allocator on a strict mock
 //! device of 80 GiB with 2 MiB granularity (large enough that new pages
 //! may be 20 MiB: at most 1/1024 of the free and 1/3578 of the total
