@@ -1,0 +1,1 @@
+MODES_EXTRA_CONF=move_whole_first:False CALL_BUDGET=390 REC_STEP=200 REC_LIMIT=180 bash scripts/gpu/batch_call.sh new26 text2sql_constrained pets_mbrl cav_mae_pretrain mtl_dense_gradnorm deepvo_train pcn_completion
