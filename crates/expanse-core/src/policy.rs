@@ -16,7 +16,9 @@
 //! block take a free large-pool block before the small pool grows
 //! (`small_from_large`; PyTorch's policies never do), and grows a segment
 //! where the fewest new bytes must be mapped, not at the lowest unmapped
-//! stretch with room (`grow_fewest`; PyTorch's policies take the lowest).
+//! stretch with room (`grow_fewest`; PyTorch's policies take the lowest);
+//! when it moves pages, whole free blocks give theirs first
+//! (`move_whole_first`, [`DonorOrder`]).
 //!
 //! A new rule is a new variant or field here with its decision as a
 //! method; the mechanism calls the method and never asks which mode it is
