@@ -58,11 +58,11 @@ class _AlibiBlock(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.n2(x)), approximate="tanh"))
 
 
-@_workload("causal LM pretraining with ALiBi position biases and sequence-length warmup (Press et al. 2022; Li et al. 2022's stability-efficiency warmup), written by hand: a GPT-2-small-sized decoder (768 wide, 12 heads, 12 layers, tanh-GELU MLP, no position embeddings, 32000-token tied vocabulary, random init); each step's ALiBi bias built on the device as a (1, 12, T, T) bf16 tensor (head slopes x -distance, causal positions set to -inf) and passed to SDPA as its mask; batches of 4 sequences whose length grows from 64 to 2048 over the first 60% of the 330 steps (linear in the step, rounded to a multiple of 64, a little jitter), then stays at 2048; bf16 autocast, AdamW with warmup and cosine decay, gradient clipping at 1.0, the loss read back every step; every 110 steps a length-extrapolation evaluation at 1024, 2048 and 4096 tokens (batch 2, no grad)")
+@_workload("causal LM pretraining with ALiBi position biases and sequence-length warmup (Press et al. 2022; Li et al. 2022's stability-efficiency warmup), written by hand: a GPT-2-small-sized decoder (768 wide, 16 heads of 48, 12 layers, tanh-GELU MLP, no position embeddings, 32000-token tied vocabulary, random init); each step's ALiBi bias built on the device as a (1, 16, T, T) bf16 tensor (head slopes x -distance, causal positions set to -inf) and passed to SDPA as its mask; batches of 4 sequences whose length grows from 64 to 2048 over the first 60% of the 330 steps (linear in the step, rounded to a multiple of 64, a little jitter), then stays at 2048; bf16 autocast, AdamW with warmup and cosine decay, gradient clipping at 1.0, the loss read back every step; every 110 steps a length-extrapolation evaluation at 1024, 2048 and 4096 tokens (batch 2, no grad)")
 def alibi_seqwarm_lm(rng):
     f = torch.nn.functional
-    d, heads, nl, vocab = _smoke(768, 64), _smoke(12, 4), _smoke(12, 2), _smoke(32000, 500)
-    heads = 16 if heads == 12 else heads  # ALiBi slopes want a power of two: 16 heads of 48
+    # ALiBi's slopes want a power of two of heads: 16 heads of 48.
+    d, heads, nl, vocab = _smoke(768, 64), _smoke(16, 4), _smoke(12, 2), _smoke(32000, 500)
     emb = torch.nn.Embedding(vocab, d).cuda()
     blocks = torch.nn.ModuleList(_AlibiBlock(d, heads) for _ in range(nl)).cuda()
     norm = torch.nn.LayerNorm(d).cuda()
