@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=560 REC_STEP=270 REC_LIMIT=200 REPLAY_STEP=130 bash scripts/gpu/batch_call.sh new27 alibi_seqwarm_lm edm_mol_diffusion dcn_ctr_prefetch caption_train graphcl_pretrain gqa_chat_serve rife_interp_train perceiver_io_flow; echo "== [$(($(date +%s)-S)) s] all"
