@@ -84,6 +84,12 @@ pub struct Config {
     /// `false`: the highest offset in its segment first, whole or not. On by
     /// default since the twenty-seventh round.
     pub move_whole_first: bool,
+    /// expanse mode: the smallest large-pool page a growth creates is at
+    /// most the larger of what the growth needs and 1/`overshoot_share` of
+    /// the large pool's highest reserved bytes, so a growth maps little
+    /// beyond its need while the workload is small (`overshoot_share`; 0:
+    /// no such bound, pages as the driver budget sizes them).
+    pub overshoot_share: u64,
     /// Opt-in release of idle cached memory (`release_threshold_mb`, in the
     /// spirit of cudaMallocAsync's release threshold): once reserved minus
     /// allocated bytes exceed this, wholly free pages of expandable segments
@@ -115,6 +121,7 @@ impl Default for Config {
             small_from_large: crate::policy::SMALL_FROM_LARGE,
             grow_fewest: crate::policy::GROW_FEWEST,
             move_whole_first: crate::policy::MOVE_WHOLE_FIRST,
+            overshoot_share: crate::policy::OVERSHOOT_SHARE,
             release_threshold: None,
         }
     }
@@ -186,6 +193,7 @@ const KNOWN_KEYS: &[&str] = &[
     "small_from_large",
     "grow_fewest",
     "move_whole_first",
+    "overshoot_share",
     "release_threshold_mb",
     "backend",
     "release_lock_on_cudamalloc",
@@ -395,6 +403,13 @@ impl Config {
             "move_whole_first" => {
                 self.move_whole_first = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "overshoot_share" => {
+                let n: u64 = value.parse().map_err(|_| bad("a non-negative integer (0: no bound)"))?;
+                if n > 1 << 20 {
+                    return Err(bad("an integer up to 2^20 (0: no bound)"));
+                }
+                self.overshoot_share = n;
+            }
             "release_threshold_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a non-negative integer number of MiB"))?;
                 self.release_threshold = Some(mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?);
@@ -478,6 +493,7 @@ impl Config {
             "move_whole_first",
             if self.move_whole_first { "True" } else { "False" }.to_string(),
         );
+        put(self.overshoot_share != d.overshoot_share, "overshoot_share", self.overshoot_share.to_string());
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());
         }

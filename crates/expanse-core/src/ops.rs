@@ -145,6 +145,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(15, "small_from_large", &["False", "True"]),
             opt(16, "grow_fewest", &["False", "True"]),
             opt(17, "move_whole_first", &["False", "True"]),
+            opt(18, "overshoot_share", &["0", "32"]),
         ]
         .into_iter()
         .flatten(),

@@ -131,6 +131,11 @@ pub enum PagePolicy {
         /// so a smaller device strands proportionally as little in partly
         /// used pages at its limit. 0: no such bound.
         total_share: u64,
+        /// The smallest large-pool page is at most the larger of the
+        /// growth's need and 1/`overshoot_share` of the large pool's highest
+        /// reserved bytes (`overshoot_share`): a growth maps little beyond
+        /// its need while the workload is small. 0: no such bound.
+        overshoot_share: u64,
     },
 }
 
@@ -254,6 +259,18 @@ impl DonorOrder {
 /// held-out traces (1.0557 and 136 wins against 1.0588 and 133).
 pub const MOVE_WHOLE_FIRST: bool = true;
 
+/// expanse's default bound on how far a growth's smallest page may exceed
+/// its need ([`PagePolicy::GrowthSized`]'s `overshoot_share`): 0, none.
+///
+/// The candidate registered before the twenty-eighth blind batch is 32: a
+/// growth's smallest page at most 1/32 of the large pool's highest reserved
+/// bytes or its need, whichever is larger. The driver budget raises the
+/// smallest page from 2 MiB towards 20 MiB as it is spent, so a small
+/// workload maps up to 20 MiB beyond a growth's need (pets_mbrl, 99 MiB
+/// requested, moves no page and reserves 1.2030 of its peak against 1.0975
+/// with this bound; `docs/policy-study.md`, thirtieth round).
+pub const OVERSHOOT_SHARE: u64 = 0;
+
 /// expanse's default reuse window: 0, every free page may move.
 ///
 /// A window of 128 (`move_reuse_window:128`: a free page whose memory was
@@ -369,6 +386,7 @@ impl Policy {
                 budget,
                 free_share: FREE_SHARE,
                 total_share: TOTAL_SHARE,
+                overshoot_share: config.overshoot_share,
             },
             moving: MovePolicy::WithinBudget {
                 budget,
@@ -454,15 +472,17 @@ impl PagePolicy {
                 let page = (*small).max(unit);
                 Placement::variable(limit, page, page)
             }
-            (PagePolicy::GrowthSized { max_page, free_share, total_share, .. }, PoolKind::Large) => {
+            (PagePolicy::GrowthSized { max_page, free_share, total_share, overshoot_share, .. }, PoolKind::Large) => {
                 let share = |bytes: u64, share: u64| match share {
                     0 => u64::MAX,
                     s => bytes / s / granularity * granularity,
                 };
-                let bound =
-                    share(device.free, *free_share).min(share(device.total, *total_share)).max(unit.max(granularity));
+                let smallest = unit.max(granularity);
+                let bound = share(device.free, *free_share).min(share(device.total, *total_share)).max(smallest);
                 let max = (*max_page).min(bound);
-                let min = self.grow_size(cost, need, granularity).max(unit).min(max);
+                let grown = share(cost.high_water_large, *overshoot_share).max(smallest);
+                let overshoot_bound = grown.max(need.div_ceil(granularity) * granularity);
+                let min = self.grow_size(cost, need, granularity).min(overshoot_bound).max(unit).min(max);
                 Placement::variable(limit, min, max)
             }
         }
@@ -666,6 +686,31 @@ mod tests {
         assert!(!off.watches_reuse(), "the default moves every free page");
         assert!(!off.in_working_set(999, 1000));
         assert!(!MovePolicy::Never.in_working_set(999, 1000));
+    }
+
+    /// `overshoot_share:32` with the budget spent (smallest page 20 MiB)
+    /// and a large pool that reached 320 MiB: the smallest page is at most
+    /// 320 / 32 = 10 MiB or the need, whichever is larger; without the
+    /// bound it stays 20 MiB.
+    #[test]
+    fn the_overshoot_bound_caps_the_smallest_page_by_the_pools_size() {
+        let memory = DeviceMemory { free: 1 << 40, total: 1 << 40 };
+        let spent = CostState { high_water_large: 320 * MIB, ..state(1e9) };
+        let g = 2 * MIB;
+        let min_page = |conf: &str, need: u64| {
+            let pages = Policy::expanse(&Config::parse(conf).unwrap()).pages;
+            pages.placement(PoolKind::Large, u64::MAX, need, g, g, &spent, memory).min_page
+        };
+        assert_eq!(min_page("overshoot_share:32", 2 * MIB), 10 * MIB);
+        assert_eq!(min_page("overshoot_share:32", 16 * MIB), 16 * MIB);
+        assert_eq!(min_page("overshoot_share:32", 30 * MIB), 20 * MIB);
+        // 15 MiB rounds to the 2 MiB granularity first.
+        assert_eq!(min_page("overshoot_share:32", 15 * MIB), 16 * MIB);
+        assert_eq!(min_page("overshoot_share:0", 2 * MIB), 20 * MIB);
+        // A pool under 64 MiB: the bound is the granularity.
+        let small = CostState { high_water_large: 40 * MIB, ..spent };
+        let pages = Policy::expanse(&Config::parse("overshoot_share:32").unwrap()).pages;
+        assert_eq!(pages.placement(PoolKind::Large, u64::MAX, MIB, g, g, &small, memory).min_page, 2 * MIB);
     }
 
     /// Pages grow from 2 MiB towards 20 MiB as the budget is used.

@@ -28,6 +28,7 @@ prop_compose! {
         small_from_large in any::<bool>(),
         grow_fewest in any::<bool>(),
         move_whole_first in any::<bool>(),
+        overshoot_share in prop_oneof![Just(0u64), 1u64..=1 << 20],
         release_mb in proptest::option::of(0u64..1 << 20),
     ) -> Config {
         Config {
@@ -49,6 +50,7 @@ prop_compose! {
             small_from_large,
             grow_fewest,
             move_whole_first,
+            overshoot_share,
             release_threshold: release_mb.map(|mb| mb * MIB),
         }
     }
