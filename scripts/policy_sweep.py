@@ -16,6 +16,16 @@ many traces moved by more than 0.05% against the default, and the driver
 estimate against expanse's PyTorch-expandable mode (at most, and how many
 traces above issue 8's 2x). --detail lists the traces each SPEC changed most.
 This is for trying policies; `expanse compare traces/` makes the README's table.
+
+    python3 scripts/policy_sweep.py --paired SPEC
+
+compares SPEC with the default under seven small perturbations of page sizes
+and the move budget (largest page 36, 38 and 40 MiB; move budget 1.65 to
+1.85), each with and without SPEC's configuration, and prints both halves'
+means per pair. The default's per-trace figures move by several percent when
+only its page sizes change (docs/policy-study.md, thirtieth round), so a
+candidate is judged by how often it is lower across the pairs, not by one
+comparison.
 """
 import hashlib
 import json
@@ -102,8 +112,47 @@ def summary(spec, res, base, reference):
         print("  errors:", errors[:5])
 
 
+PERTURBATIONS = [
+    "max_page_size_mb:36",
+    "max_page_size_mb:38",
+    "",
+    "move_budget:1.65",
+    "move_budget:1.7",
+    "move_budget:1.8",
+    "move_budget:1.85",
+]
+
+
+def split_mean(res, split):
+    names = [n for n in res if CORPUS[n]["split"] == split and "peak" in res[n]]
+    logs = [math.log(res[n]["peak"] / pytorch(n)[1]) for n in names]
+    return math.exp(sum(logs) / len(logs))
+
+
+def paired(spec):
+    conf, _, binary = spec.partition("@")
+    conf = "" if conf == "default" else conf
+    rows = []
+    for p in PERTURBATIONS:
+        base = results(p or "default")
+        cand_conf = ",".join(x for x in (p, conf) if x) or "default"
+        cand = results(cand_conf + ("@" + binary if binary else ""))
+        rows.append((p or "(none: the default)", *(split_mean(r, s) for s in ("held_out", "tuning") for r in (base, cand))))
+    print("| perturbation | held-out, default | held-out, candidate | tuning, default | tuning, candidate |")
+    print("|---|---:|---:|---:|---:|")
+    for name, hb, hc, tb, tc in rows:
+        print(f"| {name} | {hb:.4f} | {hc:.4f} | {tb:.4f} | {tc:.4f} |")
+    for label, i in (("held-out", 1), ("tuning", 3)):
+        lower = sum(r[i + 1] < r[i] for r in rows)
+        avg = [sum(r[j] for r in rows) / len(rows) for j in (i, i + 1)]
+        print(f"{label}: candidate lower in {lower} of {len(rows)} pairs; averages {avg[0]:.4f} -> {avg[1]:.4f}")
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--paired"] and len(args) == 2:
+        paired(args[1])
+        return
     detail = "--detail" in args
     specs = [a for a in args if a != "--detail"]
     base = results("default")
