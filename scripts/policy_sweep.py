@@ -60,6 +60,8 @@ def results(spec):
     conf, _, binary = spec.partition("@")
     binary = Path(binary) if binary else DEFAULT_BINARY
     conf = "" if conf == "default" else conf
+    if not binary.is_file():
+        sys.exit(f"policy_sweep: no expanse binary at {binary} (build it with `cargo build --release`)")
     key = hashlib.md5(f"{conf}|{binary}|{binary.stat().st_mtime}|{TRACES}".encode()).hexdigest()[:12]
     CACHE.mkdir(parents=True, exist_ok=True)
     cache = CACHE / f"{key}.jsonl"
