@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=540 REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new29 ts_anomaly_serve cl4srec_train l2o_lstm_meta graph_wavenet_traffic bilstm_crf_ner tabnet_train kivi_kvquant_gen layoutlm_funsd; echo "== [$(($(date +%s)-S)) s] all"
