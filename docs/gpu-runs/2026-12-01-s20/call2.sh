@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=540 REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new30 fid_reader_serve valle_tts_generate vt_retrieval_gallery t2i_cfg_serve er_continual_replay hvae_ladder_train keypoint_topdown_train hashgrid_ngp_train; echo "== [$(($(date +%s)-S)) s] all"
