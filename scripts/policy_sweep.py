@@ -26,6 +26,14 @@ means per pair. The default's per-trace figures move by several percent when
 only its page sizes change (docs/policy-study.md, thirtieth round), so a
 candidate is judged by how often it is lower across the pairs, not by one
 comparison.
+
+    python3 scripts/policy_sweep.py --batch NAME,NAME,... [SPEC...]
+
+prints the table a blind batch is scored with (docs/policy-study.md): per
+trace of the batch, PyTorch's best and the default's and each SPEC's
+fragmentation (bold: below PyTorch's best; "(tie)": equal to it), then per
+column the wins, the geometric mean and the largest driver estimate against
+expanse's PyTorch-expandable mode, and PyTorch's own means on the batch.
 """
 import hashlib
 import json
@@ -150,10 +158,57 @@ def paired(spec):
         print(f"{label}: candidate lower in {lower} of {len(rows)} pairs; averages {avg[0]:.4f} -> {avg[1]:.4f}")
 
 
+def batch_table(names, specs):
+    specs = ["default"] + [s for s in specs if s != "default"]
+    missing = [n for n in names if n not in CORPUS]
+    if missing:
+        sys.exit(f"policy_sweep: not in traces/corpus.json: {', '.join(missing)}")
+    res = {s: results(s) for s in specs}
+    reference = results(PYTORCH_EXPANDABLE)
+    head = " | ".join("**default**" if s == "default" else f"`{s}`" for s in specs)
+    print(f"| trace | PyTorch best | {head} |")
+    print("|---|---:|" + "---:|" * len(specs))
+    cols = {s: {"wins": 0, "ties": 0, "logs": [], "driver": 0.0} for s in specs}
+    for n in names:
+        best, req = pytorch(n)
+        cells = []
+        for s in specs:
+            r, c = res[s][n], cols[s]
+            if "peak" not in r:
+                sys.exit(f"policy_sweep: {s} failed on {n}: {r.get('error', '')}")
+            f = r["peak"] / req
+            c["logs"].append(math.log(f))
+            if reference[n].get("driver"):
+                c["driver"] = max(c["driver"], r["driver"] / reference[n]["driver"])
+            c["wins"] += r["peak"] < best
+            c["ties"] += r["peak"] == best
+            cells.append(f"**{f:.4f}**" if r["peak"] < best else f"{f:.4f} (tie)" if r["peak"] == best else f"{f:.4f}")
+        print(f"| {n} | {best / req:.4f} | " + " | ".join(cells) + " |")
+
+    def mean(logs):
+        return math.exp(sum(logs) / len(logs))
+
+    def wins(c):
+        ties = {0: "", 1: " and a tie"}.get(c["ties"], f" and {c['ties']} ties")
+        return f"{c['wins']} of {len(names)}{ties}"
+
+    best_mean = mean([math.log(pytorch(n)[0] / pytorch(n)[1]) for n in names])
+    print("| **wins** | | " + " | ".join(wins(cols[s]) for s in specs) + " |")
+    print(f"| **geometric mean** | {best_mean:.4f} | " + " | ".join(f"{mean(cols[s]['logs']):.4f}" for s in specs) + " |")
+    print("| **driver vs PyTorch expandable, at most** | | " + " | ".join(f"{cols[s]['driver']:.2f}x" for s in specs) + " |")
+    modes = {m: mean([math.log(CORPUS[n]["replay"][m]["peak_reserved_bytes"] / CORPUS[n]["peak_requested_bytes"])
+                      for n in names]) for m in ("expandable", "async", "native")}
+    print(f"PyTorch on the batch: expandable {modes['expandable']:.4f}, cudaMallocAsync {modes['async']:.4f}, "
+          f"native {modes['native']:.4f}")
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--paired"] and len(args) == 2:
         paired(args[1])
+        return
+    if args[:1] == ["--batch"] and len(args) >= 2:
+        batch_table(args[1].split(","), args[2:])
         return
     detail = "--detail" in args
     specs = [a for a in args if a != "--detail"]
