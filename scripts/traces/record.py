@@ -144,10 +144,10 @@ def write_trace(name, title, family, script, snap, seconds, outdir, stopped_afte
     print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {peak}{stopped}")
 
 # Every workload lives in a batch module of its own (the first corpus and each held-out recording, in the order
-# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch30.py (the
+# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch32.py (the
 # longest split in two, or written in two: batch16_b.py, batch18_b.py, batch20_b.py, batch21_b.py, batch22_b.py,
 # batch23_b.py, batch24_b.py, batch25_b.py, batch26_b.py, batch27_b.py,
-# batch28_b.py, batch29_b.py, batch30_b.py);
+# batch28_b.py, batch29_b.py, batch30_b.py, batch31_b.py, batch32_b.py);
 # their shared plumbing in batch_common.py); each adds its workloads to WORKLOADS through this module object,
 # in this order, so that --list and WORKLOADS keep the recording order.
 import batch01_corpus  # noqa: E402
@@ -194,6 +194,10 @@ import batch29  # noqa: E402
 import batch29_b  # noqa: E402
 import batch30  # noqa: E402
 import batch30_b  # noqa: E402
+import batch31  # noqa: E402
+import batch31_b  # noqa: E402
+import batch32  # noqa: E402
+import batch32_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -201,7 +205,7 @@ for _batch in (
     batch11_fourteenth_a, batch11_fourteenth_b, batch12_fifteenth_a, batch12_fifteenth_b, batch16, batch16_b,
     batch17, batch18, batch18_b, batch19, batch20, batch20_b, batch21, batch21_b, batch22, batch22_b, batch23,
     batch23_b, batch24, batch24_b, batch25, batch25_b, batch26, batch26_b, batch27, batch27_b, batch28,
-    batch28_b, batch29, batch29_b, batch30, batch30_b,
+    batch28_b, batch29, batch29_b, batch30, batch30_b, batch31, batch31_b, batch32, batch32_b,
 ):
     _batch.register(sys.modules[__name__])
 
