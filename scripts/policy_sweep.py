@@ -89,6 +89,10 @@ def results(spec):
     return have
 
 
+def geomean(ratios):
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
 def pytorch(name):
     """(best of PyTorch's three, requested) peaks of a trace."""
     c = CORPUS[name]
@@ -102,19 +106,19 @@ def summary(spec, res, base, reference):
         if not names:
             continue
         wins = ties = better = worse = 0
-        logs = []
+        fractions = []
         for n in names:
             best, req = pytorch(n)
             p = res[n]["peak"]
             wins += p < best
             ties += p == best
-            logs.append(math.log(p / req))
+            fractions.append(p / req)
             better += p < base[n]["peak"] * 0.9995
             worse += p > base[n]["peak"] * 1.0005
         ratios = [res[n]["driver"] / reference[n]["driver"] for n in names if reference[n].get("driver")]
         print(
             f"{spec:44s} {split:8s} n={len(names):3d} wins={wins:3d} ties={ties} "
-            f"mean={math.exp(sum(logs) / len(logs)):.4f} vs default {better} better {worse} worse; "
+            f"mean={geomean(fractions):.4f} vs default {better} better {worse} worse; "
             f"driver at most {max(ratios):.2f}x, {sum(r > 2 for r in ratios)} above 2x"
         )
     errors = [n for n in res if "peak" not in res[n]]
@@ -135,8 +139,7 @@ PERTURBATIONS = [
 
 def split_mean(res, split):
     names = [n for n in res if CORPUS[n]["split"] == split and "peak" in res[n]]
-    logs = [math.log(res[n]["peak"] / pytorch(n)[1]) for n in names]
-    return math.exp(sum(logs) / len(logs))
+    return geomean([res[n]["peak"] / pytorch(n)[1] for n in names])
 
 
 def paired(spec):
@@ -168,7 +171,7 @@ def batch_table(names, specs):
     head = " | ".join("**default**" if s == "default" else f"`{s}`" for s in specs)
     print(f"| trace | PyTorch best | {head} |")
     print("|---|---:|" + "---:|" * len(specs))
-    cols = {s: {"wins": 0, "ties": 0, "logs": [], "driver": 0.0} for s in specs}
+    cols = {s: {"wins": 0, "ties": 0, "fractions": [], "driver": 0.0} for s in specs}
     for n in names:
         best, req = pytorch(n)
         cells = []
@@ -177,7 +180,7 @@ def batch_table(names, specs):
             if "peak" not in r:
                 sys.exit(f"policy_sweep: {s} failed on {n}: {r.get('error', '')}")
             f = r["peak"] / req
-            c["logs"].append(math.log(f))
+            c["fractions"].append(f)
             if reference[n].get("driver"):
                 c["driver"] = max(c["driver"], r["driver"] / reference[n]["driver"])
             c["wins"] += r["peak"] < best
@@ -185,19 +188,16 @@ def batch_table(names, specs):
             cells.append(f"**{f:.4f}**" if r["peak"] < best else f"{f:.4f} (tie)" if r["peak"] == best else f"{f:.4f}")
         print(f"| {n} | {best / req:.4f} | " + " | ".join(cells) + " |")
 
-    def mean(logs):
-        return math.exp(sum(logs) / len(logs))
-
     def wins(c):
         ties = {0: "", 1: " and a tie"}.get(c["ties"], f" and {c['ties']} ties")
         return f"{c['wins']} of {len(names)}{ties}"
 
-    best_mean = mean([math.log(pytorch(n)[0] / pytorch(n)[1]) for n in names])
+    best_mean = geomean([pytorch(n)[0] / pytorch(n)[1] for n in names])
     print("| **wins** | | " + " | ".join(wins(cols[s]) for s in specs) + " |")
-    print(f"| **geometric mean** | {best_mean:.4f} | " + " | ".join(f"{mean(cols[s]['logs']):.4f}" for s in specs) + " |")
+    print(f"| **geometric mean** | {best_mean:.4f} | " + " | ".join(f"{geomean(cols[s]['fractions']):.4f}" for s in specs) + " |")
     print("| **driver vs PyTorch expandable, at most** | | " + " | ".join(f"{cols[s]['driver']:.2f}x" for s in specs) + " |")
-    modes = {m: mean([math.log(CORPUS[n]["replay"][m]["peak_reserved_bytes"] / CORPUS[n]["peak_requested_bytes"])
-                      for n in names]) for m in ("expandable", "async", "native")}
+    modes = {m: geomean([CORPUS[n]["replay"][m]["peak_reserved_bytes"] / CORPUS[n]["peak_requested_bytes"]
+                         for n in names]) for m in ("expandable", "async", "native")}
     print(f"PyTorch on the batch: expandable {modes['expandable']:.4f}, cudaMallocAsync {modes['async']:.4f}, "
           f"native {modes['native']:.4f}")
 
