@@ -49,9 +49,8 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// the other, so the driver itself places segments differently from one
 /// process to the next (what else the process loaded); on
 /// ipa_structure_train and audio_kd_train the live run and the replay
-/// agree and the model does not. The peak must
-/// stay exactly this: a change either way, or the difference going away,
-/// fails.
+/// agree and the model does not. The peak must stay exactly this: a
+/// change either way, or the difference going away, fails.
 const KNOWN: &[(&str, &str, u64)] = &[
     ("ipa_structure_train", "native", 4_869_586_944),
     ("videomae_varframes", "native", 3_651_141_632),
