@@ -198,6 +198,10 @@ import batch31  # noqa: E402
 import batch31_b  # noqa: E402
 import batch32  # noqa: E402
 import batch32_b  # noqa: E402
+import batch33  # noqa: E402
+import batch33_b  # noqa: E402
+import batch34  # noqa: E402
+import batch34_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -205,7 +209,8 @@ for _batch in (
     batch11_fourteenth_a, batch11_fourteenth_b, batch12_fifteenth_a, batch12_fifteenth_b, batch16, batch16_b,
     batch17, batch18, batch18_b, batch19, batch20, batch20_b, batch21, batch21_b, batch22, batch22_b, batch23,
     batch23_b, batch24, batch24_b, batch25, batch25_b, batch26, batch26_b, batch27, batch27_b, batch28,
-    batch28_b, batch29, batch29_b, batch30, batch30_b, batch31, batch31_b, batch32, batch32_b,
+    batch28_b, batch29, batch29_b, batch30, batch30_b, batch31, batch31_b, batch32, batch32_b, batch33,
+    batch33_b, batch34, batch34_b,
 ):
     _batch.register(sys.modules[__name__])
 
