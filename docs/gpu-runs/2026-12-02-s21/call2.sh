@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=540 REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new33 impala_vtrace deepar_sample_serve nhits_horizon_sweep gru4rec_session_train tabpfn_icl_serve mappo_smac_train xlnet_perm_train ecapa_spkver_train; echo "== [$(($(date +%s)-S)) s] all"
