@@ -270,10 +270,10 @@ pub const MOVE_WHOLE_FIRST: bool = true;
 /// many wins as the default (7 of 8) at a higher geometric mean (1.0562
 /// against 1.0432), changing where pages moved on traces it was not meant
 /// for (`docs/policy-study.md`, thirtieth and thirty-first rounds). Over
-/// the 239 held-out traces after the thirty-second batch it is slightly
-/// ahead (1.0600 against 1.0613, the same 182 wins), within the default's
-/// own sensitivity to page sizes, and behind the default on two of the
-/// four batches since (twenty-ninth to thirty-second rounds: round 32).
+/// the 255 held-out traces after the thirty-fourth batch it is slightly
+/// ahead (1.0611 against 1.0621, the same 193 wins), within the default's
+/// own sensitivity to page sizes, and behind the default on four of the
+/// six batches since (twenty-ninth to thirty-fourth; rounds 32 and 33).
 pub const OVERSHOOT_SHARE: u64 = 0;
 
 /// expanse's default reuse window: 0, every free page may move.
