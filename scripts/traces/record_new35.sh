@@ -15,7 +15,7 @@
 # tapas_tableqa_train 5.63 GB, ~339k (~0.61M events) (360k with 340 steps, 320 now); hibert_extsum_train 3.95 GB,
 # ~322k (~0.58M events) (474k with 560 steps, 380 now); pix2struct_chart_train 4.76 GB, ~320k (~0.58M events) (676k
 # with 380 steps, 180 now); diffwave_train 1.57 GB, ~320k (~0.58M events) (371k with 330 steps, 285 now);
-# music_transformer_generate 0.37 GB, ~320k (~0.58M events) (477k with 96-352 new events a batch, 64-235 now);
+# music_transformer_generate 0.37 GB, 278k (~0.50M events) (477k with 96-352 new events a batch; 64-235 now, rerun);
 # ggnn_varmisuse_train 4.89 GB (fp32), ~318k (~0.57M events) (404k with 330 steps, 260 now);
 # hyperprior_compress_train 1.79 GB (fp32), ~318k (~0.57M events) (215k with 460 steps, 680 now);
 # gector_iterative_serve 0.18 GB, ~320k (~0.58M events) (566k with 380 requests, 215 now; its first version, 900
