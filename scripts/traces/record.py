@@ -202,6 +202,10 @@ import batch33  # noqa: E402
 import batch33_b  # noqa: E402
 import batch34  # noqa: E402
 import batch34_b  # noqa: E402
+import batch35  # noqa: E402
+import batch35_b  # noqa: E402
+import batch36  # noqa: E402
+import batch36_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -210,7 +214,8 @@ for _batch in (
     batch17, batch18, batch18_b, batch19, batch20, batch20_b, batch21, batch21_b, batch22, batch22_b, batch23,
     batch23_b, batch24, batch24_b, batch25, batch25_b, batch26, batch26_b, batch27, batch27_b, batch28,
     batch28_b, batch29, batch29_b, batch30, batch30_b, batch31, batch31_b, batch32, batch32_b, batch33,
-    batch33_b, batch34, batch34_b,
+    batch33_b, batch34, batch34_b, batch35, batch35_b, batch36,
+    batch36_b,
 ):
     _batch.register(sys.modules[__name__])
 
