@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=380 REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new38 dagmm_anomaly_serve snn_dvs_train moco_queue_train cgcnn_crystal_train sgns_word2vec_train transinr_hypernet_serve dnc_copy_curriculum fixmatch_ema_train; echo "== [$(($(date +%s)-S)) s] all"

@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=400 REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new39 dcp_registration_train e2vid_event_train rangenet_lidar_serve bottomup_pose_train anynet_stereo_serve deepsdf_autodecoder fairmot_track_serve nlspn_depth_train; echo "== [$(($(date +%s)-S)) s] all"
