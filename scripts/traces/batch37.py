@@ -29,6 +29,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_models import _ResBlock
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -120,23 +121,6 @@ class _Lm(torch.nn.Module):
         return self.head(self.norm(x))
 
 
-class _TRes(torch.nn.Module):
-    """A latent-diffusion ResBlock: GroupNorm-SiLU-conv twice, the timestep embedding added between."""
-
-    def __init__(self, cin, cout, tdim):
-        super().__init__()
-        nn = torch.nn
-        self.n1, self.c1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
-        self.t = nn.Linear(tdim, cout)
-        self.n2, self.c2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
-        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
-
-    def forward(self, x, t):
-        f = torch.nn.functional
-        h = self.c1(f.silu(self.n1(x))) + self.t(t)[:, :, None, None]
-        return self.c2(f.silu(self.n2(h))) + self.skip(x)
-
-
 class _SpatialTf(torch.nn.Module):
     """Stable Diffusion's SpatialTransformer, one block: self-attention over pixels, cross-attention to the
     text context, a GELU MLP."""
@@ -167,13 +151,13 @@ class _LdmUnet(torch.nn.Module):
         self.down, self.up, c = nn.ModuleList(), nn.ModuleList(), ch[0]
         for i, co in enumerate(ch):
             tf = (lambda: _SpatialTf(co, ctx)) if i else (lambda: nn.Identity())
-            self.down.append(nn.ModuleList([_TRes(c, co, tdim), tf(), _TRes(co, co, tdim), tf(),
+            self.down.append(nn.ModuleList([_ResBlock(c, co, tdim), tf(), _ResBlock(co, co, tdim), tf(),
                                             nn.Conv2d(co, co, 3, 2, 1) if i < len(ch) - 1 else nn.Identity()]))
             c = co
-        self.mid = nn.ModuleList([_TRes(c, c, tdim), _SpatialTf(c, ctx), _TRes(c, c, tdim)])
+        self.mid = nn.ModuleList([_ResBlock(c, c, tdim), _SpatialTf(c, ctx), _ResBlock(c, c, tdim)])
         for i, co in reversed(list(enumerate(ch))):
             tf = (lambda: _SpatialTf(co, ctx)) if i else (lambda: nn.Identity())
-            self.up.append(nn.ModuleList([_TRes(c + co, co, tdim), tf(), _TRes(co, co, tdim), tf()]))
+            self.up.append(nn.ModuleList([_ResBlock(c + co, co, tdim), tf(), _ResBlock(co, co, tdim), tf()]))
             c = co
         self.out = nn.Sequential(nn.GroupNorm(32, c), nn.SiLU(), nn.Conv2d(c, cout, 3, padding=1))
 
