@@ -16,13 +16,12 @@
 # 2048 tokens of up to 768 now); ckpt_budget_fp16 4.95 GB, 342k (~0.62M events) (251k and 13.42 GB with 110 steps
 # capped at 16384 tokens and a 2 GB budget; 150 steps, 4096 tokens, 1 GB now); pbt_vit_population 4.55 GB (fp32),
 # 331k (~0.60M events); stack_grow_bert 4.70 GB, 322k (~0.58M events) (181k and 12.29 GB with 90/90/100 steps
-# capped at 12288 tokens; 150/150/190 steps capped at 4096 now); adafactor_lm_eval 4.84 GB, 316k (~0.57M events)
-# (423k and 19.37 GB with 160 steps capped at 12288 tokens; 120 steps capped at 3072 now); slim_prune_vgg 3.18 GB,
-# 309k (~0.56M events) (96k with 6 rounds of 70 steps; 230 steps a round now); lamb_mixer_bsramp 12.79 GB, 267k
-# (~0.48M events) (267k and 12.79 GB with micro-batches of 32-256 and a ramp to 4096; 16-128 and a ramp to 2560
-# now); model_swap_serve 1.67 GB, 150k (~0.27M events) (150k with 1400 requests; 2800 now).
-# All eight printed META OK; lamb_mixer_bsramp and model_swap_serve at their earlier sizes (re-check at these sizes
-# running at this commit; this header is updated when it finishes).
+# capped at 12288 tokens; 150/150/190 steps capped at 4096 now); lamb_mixer_bsramp 6.50 GB, 319k (~0.57M events)
+# (267k and 12.79 GB with micro-batches of 32-256 and a ramp to 4096; 16-128 and a ramp to 2560 now);
+# adafactor_lm_eval 4.84 GB, 316k (~0.57M events) (423k and 19.37 GB with 160 steps capped at 12288 tokens; 120
+# steps capped at 3072 now); slim_prune_vgg 3.18 GB, 309k (~0.56M events) (96k with 6 rounds of 70 steps; 230 steps
+# a round now); model_swap_serve 1.69 GB, 282k (~0.51M events) (150k with 1400 requests; 2800 now).
+# All eight printed META OK at these sizes.
 exec bash "$(dirname "$0")/record_batch.sh" new42 pipe_1f1b_train ckpt_budget_fp16 pbt_vit_population \
-  stack_grow_bert adafactor_lm_eval slim_prune_vgg \
-  lamb_mixer_bsramp model_swap_serve
+  stack_grow_bert lamb_mixer_bsramp adafactor_lm_eval \
+  slim_prune_vgg model_swap_serve
