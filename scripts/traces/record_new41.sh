@@ -25,6 +25,9 @@
 # 210 steps capped at 10 now: peak expected about 6 GB, not re-measured);
 # cotracker_points_serve: smoke only at commit time (its meta run at these sizes was still running).
 # Six printed META OK at the sizes they were run with (see above for the cuts since).
+# Checked by the lead after the commit: cotracker_points_serve printed META OK at these sizes (360,744 op outputs,
+# peak live 1.31 GB). On the H200 all eight ran to their end (0.78-1.74M events; peak requested 0.72-4.94 GB,
+# matting_trimap_train 4.54 GB and dpt_depth_train 2.74 GB).
 exec bash "$(dirname "$0")/record_batch.sh" new41 solov2_instseg_train dbnet_ocr_serve xmem_vos_serve \
   liif_arbsr_train panoptic_deeplab_train matting_trimap_train \
   dpt_depth_train cotracker_points_serve
