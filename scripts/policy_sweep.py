@@ -15,7 +15,9 @@ allocators, ties, the geometric mean of peak reserved / peak requested, how
 many traces moved by more than 0.05% against the default, and the driver
 estimate against expanse's PyTorch-expandable mode (at most, and how many
 traces above issue 8's 2x). --detail lists the traces each SPEC changed most.
-This is for trying policies; `expanse compare traces/` makes the README's table.
+A first pair of lines gives PyTorch's own figures per split (the best of its three
+per trace, and each allocator's geometric mean). This is for trying policies;
+`expanse compare traces/` makes the README's table.
 
     python3 scripts/policy_sweep.py --paired SPEC
 
@@ -126,6 +128,24 @@ def summary(spec, res, base, reference):
         print("  errors:", errors[:5])
 
 
+def pytorch_summary():
+    """PyTorch's own figures per split, the bar the summaries' wins are counted against."""
+    for split in ("tuning", "held_out"):
+        names = [n for n in CORPUS if CORPUS[n]["split"] == split]
+        if not names:
+            continue
+        req = {n: CORPUS[n]["peak_requested_bytes"] for n in names}
+        mode = {
+            m: geomean([CORPUS[n]["replay"][m]["peak_reserved_bytes"] / req[n] for n in names])
+            for m in ("native", "expandable", "async")
+        }
+        best = geomean([pytorch(n)[0] / req[n] for n in names])
+        print(
+            f"{'PyTorch':44s} {split:8s} n={len(names):3d} best per trace {best:.4f}, "
+            f"expandable {mode['expandable']:.4f}, cudaMallocAsync {mode['async']:.4f}, native {mode['native']:.4f}"
+        )
+
+
 PERTURBATIONS = [
     "max_page_size_mb:36",
     "max_page_size_mb:38",
@@ -214,6 +234,7 @@ def main():
     specs = [a for a in args if a != "--detail"]
     base = results("default")
     reference = results(PYTORCH_EXPANDABLE)
+    pytorch_summary()
     summary("default", base, base, reference)
     for spec in specs:
         res = results(spec)
