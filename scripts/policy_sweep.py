@@ -224,6 +224,12 @@ def batch_table(names, specs):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
+    unknown = [a for a in args if a.startswith("-") and a not in ("--paired", "--batch", "--detail")]
+    if unknown:
+        sys.exit(f"policy_sweep: unknown option {unknown[0]} (see --help)")
     if args[:1] == ["--paired"] and len(args) == 2:
         paired(args[1])
         return
