@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=${CALL_BUDGET:-500} REC_STEP=260 REC_LIMIT=220 REPLAY_STEP=120 bash scripts/gpu/batch_call.sh new42 pipe_1f1b_train ckpt_budget_fp16 pbt_vit_population stack_grow_bert lamb_mixer_bsramp adafactor_lm_eval slim_prune_vgg model_swap_serve; echo "== [$(($(date +%s)-S)) s] all"
