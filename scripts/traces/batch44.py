@@ -21,7 +21,8 @@ workload below is then added to record.py's WORKLOADS with its family. This file
 reaches record.py's helpers through the module object it was given (`_b.rec`). The plumbing is batch_common.py's.
 
 Real sizes checked before recording (batch44_b.py's header says the same of its half): every workload of this
-half was run whole, at its real sizes (RECORD_SMOKE unset), on PyTorch's meta device (a runner like
+half was run whole, at its real sizes (RECORD_SMOKE unset; three then rescaled in steps or requests, as
+record_new44.sh's header says), on PyTorch's meta device (a runner like
 /tmp/b44/meta_run.py, not committed: smoke_cpu.py's patching with "cuda" mapped to "meta", readbacks answered
 with dummies, autocast a no-op so that fp32 sizes are counted; boolean-mask indexing, which the meta device cannot
 size, is avoided) and its op outputs counted there (events about 1.8x that count); the counts and peaks are in

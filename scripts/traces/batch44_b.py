@@ -12,7 +12,8 @@ random weights, nothing downloaded, `rng` the workload's random.Random for every
 All four are single-stream; dps_inverse_sample runs under bf16 autocast, the others in fp32 (complex64 for the
 ptychography's Fourier terms).
 
-Checked as batch44.py's header says: every workload of this half was run whole at its real sizes on the meta device
+Checked as batch44.py's header says: every workload of this half was run whole at its real sizes on the meta device (two then
+rescaled in steps or requests, as record_new44.sh's header says)
 (op outputs counted, peak live bytes tracked; figures in record_new44.sh's header) and under the CPU smoke run
 (RECORD_SMOKE=1).
 """
