@@ -14,8 +14,8 @@ single-stream. tpe_lm_sweep and ens_kd_grow_student run under bf16 autocast, sli
 inference_mode, aging_evo_nas in fp32.
 
 Real sizes checked before recording, as batch45.py's header says: every workload of this half was run at its
-real sizes on the meta device, at fewer trials, candidates, requests or steps than it keeps now, and its op outputs
-counted and scaled (events about 1.8x that count; the counts and peaks
+real sizes on the meta device (tpe_lm_sweep and aging_evo_nas whole at slightly fewer trials and candidates,
+slimmable_width_serve and ens_kd_grow_student at fewer requests and steps) and its op outputs counted and scaled (events about 1.8x that count; the counts and peaks
 are in record_new45.sh's header), and the CPU smoke run (RECORD_SMOKE=1) ran all four.
 """
 
@@ -95,10 +95,10 @@ def _tpe_propose(rng, trials, n_startup=5, gamma=0.25, candidates=24):
     return best
 
 
-@_workload("hyperparameter optimization with a Tree-structured Parzen Estimator (Bergstra et al. 2011, as Optuna's TPESampler proposes: 5 random start-up trials, then the best of 24 candidates by l(x)/g(x) with gamma 0.25), written by hand: 11 trials one after another, each a fresh nanoGPT language model (vocabulary 8192, depth 2-8, width 256-768 with 64-dim heads, context 128-512, tied head; random init) trained for 24-40 AdamW steps with warm-up and cosine decay at its own learning rate and batch (4-32 sequences, capped at 8192 tokens), the sequence lengths of each step drawn between half the context and the context, bf16 autocast, then evaluated on 4 held-out batches without grad and deleted; the loss is read back only for logging and the sampler conditions on a host-side stand-in score of each configuration (a scaling-law-like function of parameters, tokens and learning rate plus rng noise), so the run's shapes do not depend on tensor values")
+@_workload("hyperparameter optimization with a Tree-structured Parzen Estimator (Bergstra et al. 2011, as Optuna's TPESampler proposes: 5 random start-up trials, then the best of 24 candidates by l(x)/g(x) with gamma 0.25), written by hand: 13 trials one after another, each a fresh nanoGPT language model (vocabulary 8192, depth 2-8, width 256-768 with 64-dim heads, context 128-512, tied head; random init) trained for 24-40 AdamW steps with warm-up and cosine decay at its own learning rate and batch (4-32 sequences, capped at 8192 tokens), the sequence lengths of each step drawn between half the context and the context, bf16 autocast, then evaluated on 4 held-out batches without grad and deleted; the loss is read back only for logging and the sampler conditions on a host-side stand-in score of each configuration (a scaling-law-like function of parameters, tokens and learning rate plus rng noise), so the run's shapes do not depend on tensor values")
 def tpe_lm_sweep(rng):
     f = torch.nn.functional
-    ntrials, vocab = _smoke(11, 2), _smoke(8192, 256)
+    ntrials, vocab = _smoke(13, 2), _smoke(8192, 256)
     cap = _smoke(8192, 256)
     trials = []
     for t in range(ntrials):
@@ -212,10 +212,10 @@ def _evo_stand_in(rng, g):
     return 0.4 + 0.1 * math.log(cap) + bonus + rng.gauss(0, 0.02)
 
 
-@_workload("neural architecture search by regularized (aging) evolution (Real et al. 2019), written by hand (random init, fp32): CNN candidates for 32 px CIFAR-100-style images described by a genome (stem width 16-32, three stages each of one op type out of conv 3x3/5x5, separable 3x3/5x5, MBConv k3e3/k5e6 and dilated 3x3, depth 1-4 and width 16-160, training batch 64-256), a population of 8 random candidates then 17 evolution cycles (a tournament of 4 picked by a host-side predicted accuracy, one mutation of op, depth, width or batch, the oldest member removed); each candidate built fresh, trained for 30-48 SGD momentum steps with cosine decay and label smoothing, scored by SynFlow (parameters made absolute in place, a forward of ones, backward, the sum of |theta * grad|, signs restored) and evaluated on 2 held-out batches of 256 without grad, the scores read back for logging, then deleted")
+@_workload("neural architecture search by regularized (aging) evolution (Real et al. 2019), written by hand (random init, fp32): CNN candidates for 32 px CIFAR-100-style images described by a genome (stem width 16-32, three stages each of one op type out of conv 3x3/5x5, separable 3x3/5x5, MBConv k3e3/k5e6 and dilated 3x3, depth 1-4 and width 16-160, training batch 64-256), a population of 8 random candidates then 23 evolution cycles (a tournament of 4 picked by a host-side predicted accuracy, one mutation of op, depth, width or batch, the oldest member removed); each candidate built fresh, trained for 30-48 SGD momentum steps with cosine decay and label smoothing, scored by SynFlow (parameters made absolute in place, a forward of ones, backward, the sum of |theta * grad|, signs restored) and evaluated on 2 held-out batches of 256 without grad, the scores read back for logging, then deleted")
 def aging_evo_nas(rng):
     f = torch.nn.functional
-    npop, ncycles = _smoke(8, 2), _smoke(17, 2)
+    npop, ncycles = _smoke(8, 2), _smoke(23, 2)
     population, history = [], []
 
     def evaluate(g):
