@@ -14,7 +14,7 @@ single-stream. tpe_lm_sweep and ens_kd_grow_student run under bf16 autocast, sli
 inference_mode, aging_evo_nas in fp32.
 
 Real sizes checked before recording, as batch45.py's header says: every workload of this half was run at its
-real sizes on the meta device (tpe_lm_sweep and aging_evo_nas whole at slightly fewer trials and candidates,
+real sizes on the meta device (tpe_lm_sweep and aging_evo_nas whole at their final trials and candidates,
 slimmable_width_serve and ens_kd_grow_student at fewer requests and steps) and its op outputs counted and scaled (events about 1.8x that count; the counts and peaks
 are in record_new45.sh's header), and the CPU smoke run (RECORD_SMOKE=1) ran all four.
 """

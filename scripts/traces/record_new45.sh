@@ -17,16 +17,15 @@
 # ens_kd_grow_student 3.81 GB, ~324k (~0.58M events) (117k with 76 steps, 210 now);
 # proxyless_nas_search 4.28 GB (fp32), ~320k (~0.58M events) (115k with 48 iterations and 10 warm-up, 134 and 28
 # now); hetero_ensemble_train 1.50 GB (fp32), ~320k (~0.58M events) (540k with 300 steps, 178 now);
-# tpe_lm_sweep 4.47 GB, ~309k (~0.56M events) (262k with 11 trials, 13 now);
-# aging_evo_nas 2.90 GB (fp32), ~320k (~0.58M events) (258k with 25 candidates, 8 + 17 cycles; 8 + 23 now);
+# tpe_lm_sweep 4.47 GB, 304k (~0.55M events) (262k with 11 trials; 13 now, rerun whole);
+# aging_evo_nas 2.90 GB (fp32), 321k (~0.58M events) (258k with 25 candidates; 8 + 23 cycles now, rerun whole);
 # ghn_param_predict_train 0.90 GB, ~321k (~0.58M events) (113k with 65 steps, 185 now);
 # slimmable_width_serve 0.55 GB, ~321k (~0.58M events) (35k with 130 requests, 1200 now).
-# Every count above was scaled after its meta run (the figure in brackets) by the steps, trials, candidates or
+# Every count marked ~ was scaled after its meta run (the figure in brackets) by the steps, trials, candidates or
 # requests kept: the machine's two cores were shared and a whole run took 4-13 minutes. ofa_supernet_train and
 # hetero_ensemble_train were run whole at 180 and 300 steps, then cut; tpe_lm_sweep and aging_evo_nas were run
 # whole at 11 trials and 25 candidates (after shorter runs of 5 trials and 9 candidates), then lengthened a little
-# (their runs at 13 trials and 31 candidates were cut off by the deadline; those runs are prefixes plus more of the
-# same draws); the other four were run at the shorter lengths in brackets and scaled up, their peaks those of the
+# and rerun whole at their final 13 trials and 31 candidates (the counts above are those runs'); the other four were run at the shorter lengths in brackets and scaled up, their peaks those of the
 # shorter runs (the longer runs draw more shapes from the same ranges and caps, so their peaks may be somewhat
 # higher). hetero_ensemble_train's shorter run is a prefix of the checked one (same draws); ofa_supernet_train's
 # phase boundaries move with the step count, so its draws differ, under the same caps.
