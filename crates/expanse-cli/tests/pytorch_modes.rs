@@ -45,8 +45,11 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// tabnet_train 2 MiB below; `docs/gpu-results.md` 26, call 1) and the
 /// thirty-first (audio_kd_train 2 MiB below; 26, call 3), and on the
 /// thirty-eighth and thirty-ninth (cgcnn_crystal_train and
-/// dcp_registration_train, both 2 MiB below; 28, calls 2 and 3). Not
-/// explained: on cl4srec_train, tabnet_train and cgcnn_crystal_train the
+/// dcp_registration_train, both 2 MiB below; 28, calls 2 and 3), and on
+/// the forty-third (gan_inversion_pti 2 MiB above, vqgan_tokenizer_train
+/// 2 MiB below; 30, call 2). Not explained: on cl4srec_train,
+/// tabnet_train, cgcnn_crystal_train, gan_inversion_pti and
+/// vqgan_tokenizer_train the
 /// model's figure is the one the live native run reserved, while
 /// PyTorch's replay in its own process got the other, so the driver
 /// itself places segments differently from one process to the next (what
@@ -62,6 +65,8 @@ const KNOWN: &[(&str, &str, u64)] = &[
     ("audio_kd_train", "native", 1_835_008_000),
     ("cgcnn_crystal_train", "native", 2_657_091_584),
     ("dcp_registration_train", "native", 7_025_459_200),
+    ("gan_inversion_pti", "native", 3_024_093_184),
+    ("vqgan_tokenizer_train", "native", 8_147_435_520),
 ];
 
 /// Every recorded trace, both PyTorch modes, on one backend: the peaks that

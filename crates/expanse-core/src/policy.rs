@@ -270,11 +270,11 @@ pub const MOVE_WHOLE_FIRST: bool = true;
 /// many wins as the default (7 of 8) at a higher geometric mean (1.0562
 /// against 1.0432), changing where pages moved on traces it was not meant
 /// for (`docs/policy-study.md`, thirtieth and thirty-first rounds). Over
-/// the 311 held-out traces after the forty-first batch it is slightly
-/// ahead (1.0649 against 1.0655, 234 wins against 231), within the
+/// the 327 held-out traces after the forty-third batch it is slightly
+/// ahead (1.0654 against 1.0658, 247 wins against 242), within the
 /// default's own sensitivity to page sizes, and behind the default on
-/// seven of the thirteen batches since (twenty-ninth to forty-first;
-/// rounds 32 to 36).
+/// eight of the fifteen batches since (twenty-ninth to forty-third;
+/// rounds 32 to 37).
 pub const OVERSHOOT_SHARE: u64 = 0;
 
 /// expanse's default reuse window: 0, every free page may move.
