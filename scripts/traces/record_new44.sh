@@ -24,5 +24,8 @@
 # scaled by the steps, requests or particles kept; the scaled runs keep the checked run's models, shapes and caps
 # (voxelmorph_reg_train's cap lowered), and were not rerun whole at the final sizes for lack of time; the multigrid
 # run above printed META OK after its clip_grad_norm_ dropped foreach=True (the meta device refuses it there).
+# Checked by the lead after the commit: multigrid_learned_train (294,939 op outputs, peak live 1.05 GB),
+# dps_inverse_sample (317,616, 1.09 GB) and astro_deblend_serve (307,443, 0.44 GB) printed META OK at these sizes.
+# On the H200 all eight ran to their end (0.52-1.41M events; peak requested 0.13-3.12 GB).
 exec bash "$(dirname "$0")/record_batch.sh" new44 voxelmorph_reg_train cryoem_2dclass_em siren_fit_jobs \
   dps_inverse_sample astro_deblend_serve multigrid_learned_train ptycho_phase_retrieval seismic_fwi_invert
