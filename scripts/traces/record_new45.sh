@@ -29,6 +29,10 @@
 # shorter runs (the longer runs draw more shapes from the same ranges and caps, so their peaks may be somewhat
 # higher). hetero_ensemble_train's shorter run is a prefix of the checked one (same draws); ofa_supernet_train's
 # phase boundaries move with the step count, so its draws differ, under the same caps.
+# Checked by the lead after the commit, whole at these final sizes, one at a time: all six scaled ones printed
+# META OK: ofa_supernet_train 320,441 op outputs, peak live 5.03 GB; ens_kd_grow_student 322,408, 3.81 GB;
+# proxyless_nas_search 313,865, 4.62 GB; hetero_ensemble_train 318,273, 1.50 GB; ghn_param_predict_train 317,468,
+# 0.90 GB; slimmable_width_serve 329,787, 0.58 GB. So all eight are now checked whole at their final sizes.
 exec bash "$(dirname "$0")/record_batch.sh" new45 ofa_supernet_train ens_kd_grow_student proxyless_nas_search \
   hetero_ensemble_train tpe_lm_sweep aging_evo_nas \
   ghn_param_predict_train slimmable_width_serve
