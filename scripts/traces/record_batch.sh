@@ -40,10 +40,14 @@ elapsed "recording ${NAMES[*]}"
 JOBS=${REC_JOBS:-3} LIMIT=${REC_LIMIT:-300} timeout "${REC_STEP:-330}" bash scripts/traces/record_corpus.sh record "${NAMES[@]}"
 # The step's cut does not reach the recorders (each runs under a timeout of its own, in a process group
 # of its own): stop those still running now, let them write their traces so far (record.py renames a trace
-# into place only once it is whole), and kill what is left after 90 s.
-pkill -TERM -f "traces/record.py"
-for _ in $(seq 90); do pgrep -f "traces/record.py" > /dev/null || break; sleep 1; done
-pkill -KILL -f "traces/record.py"
+# into place only once it is whole), and kill what is left after 90 s. The pattern names the recorders'
+# own command line (python3 first): a bare "traces/record.py" also matched the shell that ran this script
+# whenever its command line named that file (a device call that edited record.py first was killed here,
+# docs/gpu-results.md 31).
+rec='^python3 .*traces/record\.py '
+pkill -TERM -f "$rec"
+for _ in $(seq 90); do pgrep -f "$rec" > /dev/null || break; sleep 1; done
+pkill -KILL -f "$rec"
 elapsed "recorded"
 
 W=$(mktemp -d "/tmp/$TAG.XXXX")
