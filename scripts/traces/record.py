@@ -144,8 +144,8 @@ def write_trace(name, title, family, script, snap, seconds, outdir, stopped_afte
     print(f"{name}: {len(lines)} events, {nstreams} streams, {seconds:.1f} s, peak reserved {peak}{stopped}")
 
 # Every workload lives in a batch module of its own (the first corpus and each held-out recording, in the order
-# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch46.py (the
-# longest split in two, or written in two: batch16_b.py, and batch18_b.py to batch46_b.py but batch19's);
+# they were recorded: batch01_corpus.py ... batch12_fifteenth_b.py, then batch16.py to batch47.py (the
+# longest split in two, or written in two: batch16_b.py, and batch18_b.py to batch47_b.py but batch19's);
 # their shared plumbing in batch_common.py); each adds its workloads to WORKLOADS through this module object,
 # in this order, so that --list and WORKLOADS keep the recording order. Registered here by hand, not found by
 # name: a batch a helper is still writing must not be imported by a recording run.
@@ -225,6 +225,8 @@ import batch45  # noqa: E402
 import batch45_b  # noqa: E402
 import batch46  # noqa: E402
 import batch46_b  # noqa: E402
+import batch47  # noqa: E402
+import batch47_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -235,7 +237,7 @@ for _batch in (
     batch28_b, batch29, batch29_b, batch30, batch30_b, batch31, batch31_b, batch32, batch32_b, batch33,
     batch33_b, batch34, batch34_b, batch35, batch35_b, batch36, batch36_b, batch37, batch37_b, batch38,
     batch38_b, batch39, batch39_b, batch40, batch40_b, batch41, batch41_b, batch42, batch42_b, batch43, batch43_b,
-    batch44, batch44_b, batch45, batch45_b, batch46, batch46_b,
+    batch44, batch44_b, batch45, batch45_b, batch46, batch46_b, batch47, batch47_b,
 ):
     _batch.register(sys.modules[__name__])
 
