@@ -1,0 +1,1 @@
+export OUT PATH=/usr/local/cuda/bin:$PATH; S=$(date +%s); MODES_EXTRA_CONF=move_budget:0 CALL_BUDGET=${CALL_BUDGET:-500} REC_STEP=285 REC_LIMIT=250 REPLAY_STEP=140 bash scripts/gpu/batch_call.sh new47 gbdt_hist_train rsvd_pca_stream tsne_exact_embed als_implicit_cg kmeans_ksweep_fit featpipe_deepfm_daily linear_cv_grid gmm_fullcov_em; echo "== [$(($(date +%s)-S)) s] all"
