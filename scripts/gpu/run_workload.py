@@ -2,7 +2,7 @@
 report its wall time and memory peaks (no recording).
 
     python3 scripts/gpu/run_workload.py NAME --mode expanse|native|expandable|async
-        [--conf EXPANSE_CONF] [--out result.json]
+        [--conf EXPANSE_CONF] [--out result.json] [--trace live.trace.csv.gz]
 
 `expanse` installs libexpanse.so (EXPANSE_LIB, else target/release) through
 python/expanse_torch.py with EXPANSE_ALLOC_CONF set to --conf (expanse's
@@ -11,6 +11,11 @@ default when absent); the other modes are PyTorch's own allocators
 with the same random draws as when it was recorded, so its peaks compare
 with the trace's replays in traces/corpus.json. One process per run: the
 allocator is chosen before PyTorch touches the device.
+
+`--trace` also records the live run's own allocation trace (through
+python/expanse_trace.py, on whichever allocator runs it), so that a live
+run whose order of frees differs from the recorded one (a side stream's
+timing) can be replayed as it happened.
 """
 
 import argparse
@@ -25,6 +30,7 @@ p.add_argument("name")
 p.add_argument("--mode", required=True, choices=["expanse", "native", "expandable", "async"])
 p.add_argument("--conf", default=None)
 p.add_argument("--out", default=None)
+p.add_argument("--trace", default=None, help="also write this run's allocation trace here")
 args = p.parse_args()
 
 os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
@@ -56,8 +62,17 @@ family, fn = record.WORKLOADS[args.name]
 rng = random.Random(f"expanse-{args.name}")
 torch.manual_seed(0)
 torch.cuda.init()
+if args.trace:
+    import expanse_trace
+
+    recording = expanse_trace.record(args.trace, title=f"{args.name}, live on {args.mode}")
+else:
+    import contextlib
+
+    recording = contextlib.nullcontext()
 t0 = time.time()
-fn(rng)
+with recording:
+    fn(rng)
 torch.cuda.synchronize()
 seconds = time.time() - t0
 stats = torch.cuda.memory_stats()
