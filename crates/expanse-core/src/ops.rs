@@ -8,12 +8,13 @@
 //! the allocator's invariants hold.
 #![forbid(unsafe_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use expanse_device::StreamId;
 
 use crate::allocator::DeviceAllocator;
 use crate::error::AllocError;
+use crate::snapshot::BlockState;
 
 /// One operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +199,13 @@ pub struct Step {
     pub allocated: bool,
 }
 
+/// The bytes requested of the blocks that wait for other streams' events.
+fn pending_free_requested(a: &mut DeviceAllocator) -> u64 {
+    let snap = a.snapshot();
+    let blocks = snap.segments.iter().flat_map(|g| g.blocks.iter());
+    blocks.filter(|b| b.state == BlockState::ActivePendingFree).map(|b| b.requested_size).sum()
+}
+
 /// Applies operations and checks the allocator against a shadow model.
 pub struct Runner {
     /// Live allocations: address -> (size requested, fill byte).
@@ -215,6 +223,12 @@ pub struct Runner {
     pub last: Option<Step>,
     /// Stream of each live allocation.
     streams: BTreeMap<u64, StreamId>,
+    /// Live allocations used on another stream too (`record_stream`).
+    recorded: BTreeSet<u64>,
+    /// A freed allocation may still wait for another stream's events:
+    /// its requested bytes still count (PyTorch's `free_block`), read from
+    /// the snapshot's pending-free blocks until none is left.
+    maybe_pending: bool,
     /// Calls refused as they should be, by kind: `out_of_memory`,
     /// `too_large`, `address_space`, `bad_free`, `double_free`.
     pub refused: BTreeMap<&'static str, u64>,
@@ -231,6 +245,8 @@ impl Default for Runner {
             ooms: 0,
             last: None,
             streams: BTreeMap::new(),
+            recorded: BTreeSet::new(),
+            maybe_pending: false,
             refused: BTreeMap::new(),
         }
     }
@@ -315,6 +331,7 @@ impl Runner {
                         other => return Err(format!("double free of {ptr:#x}: {other:?}, not a misuse error")),
                     }
                     let stream = self.streams.remove(&ptr).expect("shadow");
+                    self.maybe_pending |= self.recorded.remove(&ptr);
                     self.last = Some(Step { addr: ptr, size, stream, allocated: false });
                 }
             }
@@ -322,6 +339,7 @@ impl Runner {
                 if !self.order.is_empty() {
                     let ptr = self.order[index % self.order.len()];
                     a.record_stream(ptr, StreamId(stream)).map_err(|e| format!("record_stream: {e}"))?;
+                    self.recorded.insert(ptr);
                 }
             }
             Op::EmptyCache => a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?,
@@ -346,9 +364,16 @@ impl Runner {
         if s.allocation.all.current != self.live.len() as i64 {
             return Err(format!("allocation stat {} but {} live", s.allocation.all.current, self.live.len()));
         }
-        let requested: u64 = self.live.values().map(|v| v.0).sum();
-        if s.requested_bytes.all.current != requested as i64 {
-            return Err(format!("requested_bytes stat {} but shadow {requested}", s.requested_bytes.all.current));
+        let mut requested: u64 = self.live.values().map(|v| v.0).sum();
+        let current = s.requested_bytes.all.current;
+        if self.maybe_pending {
+            let pending = pending_free_requested(a);
+            self.maybe_pending = pending > 0;
+            requested += pending;
+        }
+        let s = a.stats();
+        if current != requested as i64 {
+            return Err(format!("requested_bytes stat {current} but shadow {requested} (live and pending free)"));
         }
         if s.reserved_bytes.all.peak < s.reserved_bytes.all.current
             || s.allocated_bytes.all.current as u64 > a.reserved_bytes()

@@ -214,36 +214,36 @@ impl DeviceStats {
         of(&mut self.requested_bytes).increase(requested);
     }
 
-    /// An allocation of `pool` freed by its user: `size` bytes,
-    /// `requested` asked for (`decrease(pool, ..)` on each counter, the
-    /// pool chosen once).
+    /// An allocation of `pool` freed by its user: `size` bytes
+    /// (`decrease(pool, ..)` on each counter, the pool chosen once). Its
+    /// requested bytes stay counted until the block is freed
+    /// ([`Self::count_free`]): after the events of the streams that used
+    /// it, as PyTorch's `free_block` counts them (with `active`).
     #[inline(always)]
-    pub(crate) fn count_user_free(&mut self, pool: PoolKind, size: u64, requested: u64) {
+    pub(crate) fn count_user_free(&mut self, pool: PoolKind, size: u64) {
         self.allocation.all.decrease(1);
         self.allocated_bytes.all.decrease(size);
-        self.requested_bytes.all.decrease(requested);
         match pool {
-            PoolKind::Small => self.user_free_in(small, size, requested),
-            PoolKind::Large => self.user_free_in(large, size, requested),
+            PoolKind::Small => self.user_free_in(small, size),
+            PoolKind::Large => self.user_free_in(large, size),
         }
     }
 
     #[inline(always)]
-    fn user_free_in(&mut self, of: impl Fn(&mut PoolStats) -> &mut Stat, size: u64, requested: u64) {
+    fn user_free_in(&mut self, of: impl Fn(&mut PoolStats) -> &mut Stat, size: u64) {
         of(&mut self.allocation).decrease(1);
         of(&mut self.allocated_bytes).decrease(size);
-        of(&mut self.requested_bytes).decrease(requested);
     }
 
-    /// A block of `pool` (`size` bytes, `expandable` or not) freed, its
-    /// merges changing the split blocks by `d_blocks` and their bytes by
-    /// `d_bytes` (counted for classic segments only); the pool chosen
-    /// once.
+    /// A block of `pool` (`size` bytes, `requested` of them asked for,
+    /// `expandable` or not) freed, its merges changing the split blocks by
+    /// `d_blocks` and their bytes by `d_bytes` (counted for classic
+    /// segments only); the pool chosen once.
     #[inline(always)]
-    pub(crate) fn count_free(&mut self, pool: PoolKind, expandable: bool, d_blocks: i64, d_bytes: i64, size: u64) {
+    pub(crate) fn count_free(&mut self, pool: PoolKind, expandable: bool, d: (i64, i64), size: u64, requested: u64) {
         match pool {
-            PoolKind::Small => self.free_in(small, expandable, d_blocks, d_bytes, size),
-            PoolKind::Large => self.free_in(large, expandable, d_blocks, d_bytes, size),
+            PoolKind::Small => self.free_in(small, expandable, d, size, requested),
+            PoolKind::Large => self.free_in(large, expandable, d, size, requested),
         }
     }
 
@@ -252,9 +252,9 @@ impl DeviceStats {
         &mut self,
         of: impl Fn(&mut PoolStats) -> &mut Stat,
         expandable: bool,
-        d_blocks: i64,
-        d_bytes: i64,
+        (d_blocks, d_bytes): (i64, i64),
         size: u64,
+        requested: u64,
     ) {
         let both = |p: &mut PoolStats, d: i64| {
             if d > 0 {
@@ -273,6 +273,8 @@ impl DeviceStats {
         of(&mut self.active).decrease(1);
         self.active_bytes.all.decrease(size);
         of(&mut self.active_bytes).decrease(size);
+        self.requested_bytes.all.decrease(requested);
+        of(&mut self.requested_bytes).decrease(requested);
     }
 
     /// Reset every peak to its current value.
@@ -410,13 +412,12 @@ mod tests {
                     single.requested_bytes.increase(pool, requested);
                 }
                 1 => {
-                    grouped.count_user_free(pool, size, requested);
+                    grouped.count_user_free(pool, size);
                     single.allocation.decrease(pool, 1);
                     single.allocated_bytes.decrease(pool, size);
-                    single.requested_bytes.decrease(pool, requested);
                 }
                 _ => {
-                    grouped.count_free(pool, expandable, d_blocks, d_bytes, size);
+                    grouped.count_free(pool, expandable, (d_blocks, d_bytes), size, requested);
                     if !expandable {
                         for (s, d) in
                             [(&mut single.inactive_split, d_blocks), (&mut single.inactive_split_bytes, d_bytes)]
@@ -430,6 +431,7 @@ mod tests {
                     }
                     single.active.decrease(pool, 1);
                     single.active_bytes.decrease(pool, size);
+                    single.requested_bytes.decrease(pool, requested);
                 }
             }
             assert_eq!(grouped, single, "step {step}");

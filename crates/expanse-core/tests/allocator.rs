@@ -247,9 +247,14 @@ fn record_stream_delays_reuse(mode: Mode) {
     let p = a.malloc(4 * MIB, S0).unwrap();
     a.record_stream(p, StreamId(7)).unwrap();
     a.free(p).unwrap();
-    // The block still counts as active while stream 7 may use it.
+    // The block still counts as active while stream 7 may use it, and its
+    // requested bytes with it (PyTorch counts both down in `free_block`,
+    // after the events); allocated counts down at the free.
     assert_eq!(a.stats().active.all.current, 1);
     assert_eq!(a.stats().allocation.all.current, 0);
+    assert_eq!(a.stats().allocated_bytes.all.current, 0);
+    assert_eq!(a.stats().requested_bytes.all.current, (4 * MIB) as i64);
+    assert_eq!(a.stats().requested_bytes.large_pool.current, (4 * MIB) as i64);
     let q = a.malloc(4 * MIB, S0).unwrap();
     assert_ne!(q, p, "block reused before stream 7's event completed");
     check(&a, &d);
@@ -259,7 +264,11 @@ fn record_stream_delays_reuse(mode: Mode) {
     let r = a.malloc(4 * MIB, S0).unwrap();
     assert!(r == p || r == q, "freed blocks not reused");
     assert_eq!(a.stats().active.all.current, 1);
+    // p's requested bytes counted down once its event completed.
+    assert_eq!(a.stats().requested_bytes.all.current, (4 * MIB) as i64);
+    assert_eq!(a.stats().requested_bytes.all.peak, (8 * MIB) as i64);
     a.free(r).unwrap();
+    assert_eq!(a.stats().requested_bytes.all.current, 0);
     check(&a, &d);
 }
 

@@ -488,8 +488,7 @@ impl DeviceAllocator {
         let (pool, size, requested, stream, has_uses) =
             (b.pool, b.size, b.requested, b.stream, !b.stream_uses.is_empty());
         self.record(Action::FreeRequested, ptr, requested, stream);
-        let st = pool;
-        self.stats.count_user_free(st, size, requested);
+        self.stats.count_user_free(pool, size);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }

@@ -8,6 +8,18 @@ use crate::free_set::Loc;
 use crate::history::Action;
 use crate::pool::{FreeKey, Pool};
 
+/// A block being freed, as [`DeviceAllocator::count_free`] counts it: its
+/// pool, size, the bytes its user asked for (counted as requested until
+/// now, after the events of the streams that used it) and whether it is
+/// expandable.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Freed {
+    pool: PoolKind,
+    size: u64,
+    requested: u64,
+    expandable: bool,
+}
+
 impl DeviceAllocator {
     /// Best fit among cached free blocks on the same stream: its key and
     /// where it is, left in the free set for the caller to take out or
@@ -223,14 +235,13 @@ impl DeviceAllocator {
     }
 
     /// The first step of freeing block `id`: recorded, its request
-    /// forgotten. Returns its pool, size and whether it is expandable,
-    /// for [`Self::count_free`].
+    /// forgotten. Returns what [`Self::count_free`] counts.
     #[inline(always)]
-    pub(super) fn begin_free_block(&mut self, id: BlockId) -> (PoolKind, u64, bool) {
+    pub(super) fn begin_free_block(&mut self, id: BlockId) -> Freed {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
         b.freed_at = self.order.tick();
-        let freed = (b.pool, b.size, b.is_expandable());
+        let freed = Freed { pool: b.pool, size: b.size, requested, expandable: b.is_expandable() };
         self.record(Action::FreeCompleted, addr, requested, stream);
         freed
     }
@@ -281,9 +292,9 @@ impl DeviceAllocator {
     /// it is expandable) whose merges changed the split blocks by
     /// `d_blocks` and their bytes by `d_bytes`.
     #[inline(always)]
-    pub(super) fn count_free(&mut self, freed: (PoolKind, u64, bool), d_blocks: i64, d_bytes: i64) {
-        let (st, orig_size, expandable) = freed;
-        self.stats.count_free(st, expandable, d_blocks, d_bytes, orig_size);
+    pub(super) fn count_free(&mut self, freed: Freed, d_blocks: i64, d_bytes: i64) {
+        let Freed { pool, size, requested, expandable } = freed;
+        self.stats.count_free(pool, expandable, (d_blocks, d_bytes), size, requested);
     }
 
     pub(super) fn insert_into_pool(&mut self, id: BlockId) {
