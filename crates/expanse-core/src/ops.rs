@@ -393,6 +393,7 @@ impl Runner {
             }
             a.free(ptr).map_err(|e| format!("free({ptr:#x}): {e}"))?;
             self.streams.remove(&ptr);
+            self.recorded.remove(&ptr);
         }
         a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?;
         a.check_invariants()?;

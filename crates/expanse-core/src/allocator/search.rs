@@ -288,9 +288,9 @@ impl DeviceAllocator {
         }
     }
 
-    /// The statistics of a freed block (`freed`: its pool, size and whether
-    /// it is expandable) whose merges changed the split blocks by
-    /// `d_blocks` and their bytes by `d_bytes`.
+    /// The statistics of a freed block (`freed`: its pool, size, requested
+    /// bytes and whether it is expandable) whose merges changed the split
+    /// blocks by `d_blocks` and their bytes by `d_bytes`.
     #[inline(always)]
     pub(super) fn count_free(&mut self, freed: Freed, d_blocks: i64, d_bytes: i64) {
         let Freed { pool, size, requested, expandable } = freed;
