@@ -22,28 +22,32 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
         let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, config);
         let mut r = Runner::default();
         // Freed memory: (address, size, stream that used it, ordering-log
-        // length at the free).
+        // length when the free began).
         let mut freed: Vec<(u64, u64, StreamId, usize)> = Vec::new();
         for (i, op) in decode(bytes, 300 * MIB).into_iter().enumerate() {
+            let began = d.ordering().len();
             if let Err(e) = r.step(&mut a, op) {
                 return Err(TestCaseError::fail(format!("op {i} {op:?}: {e}")));
             }
             prop_assert!(d.violations().is_empty(), "op {} {:?}: {:?}", i, op, d.violations());
             match r.last {
-                Some(Step { addr, size, stream, allocated: false }) => {
-                    freed.push((addr, size.max(1), stream, d.ordering().len()))
-                }
+                Some(Step { addr, size, stream, allocated: false }) => freed.push((addr, size.max(1), stream, began)),
                 Some(Step { addr: ptr, size, stream, allocated: true }) => {
                     // A size-0 allocation still holds its block's first byte.
                     let size = size.max(1);
                     // Memory another stream used must not be handed out
                     // before that stream's work is ordered first: a wait of
-                    // this stream on it, or a host synchronization.
+                    // this stream on an event recorded on it since the free
+                    // began, such an event found complete, or a host
+                    // synchronization.
                     let log = d.ordering();
                     for &(fa, fs, fstream, at) in &freed {
                         if fa < ptr + size && ptr < fa + fs && fstream != stream {
                             let ordered = log[at..].iter().any(|o| match *o {
-                                Ordering::Wait { waiter, on } => waiter == stream && on == fstream,
+                                Ordering::Wait { waiter, on, recorded_at } => {
+                                    waiter == stream && on == fstream && recorded_at >= at
+                                }
+                                Ordering::Completed { on, recorded_at } => on == fstream && recorded_at >= at,
                                 Ordering::SyncStream(s) => s == fstream,
                                 Ordering::SyncAll => true,
                             });

@@ -35,6 +35,9 @@ const BASE_ADDR: u64 = 1 << 40;
 struct Event {
     done: bool,
     stream: StreamId,
+    /// The length of the ordering log when it was recorded: it covers the
+    /// work its stream queued before that point.
+    recorded_at: usize,
 }
 
 #[derive(Debug, Default)]
@@ -87,6 +90,16 @@ pub enum Ordering {
         waiter: StreamId,
         /// The stream the event was recorded on.
         on: StreamId,
+        /// The length of this log when the event was recorded.
+        recorded_at: usize,
+    },
+    /// A query found complete an event recorded on `on` when this log was
+    /// `recorded_at` long: `on`'s work queued before that is done.
+    Completed {
+        /// The stream the event was recorded on.
+        on: StreamId,
+        /// The length of this log when the event was recorded.
+        recorded_at: usize,
     },
     /// The host waited for this stream.
     SyncStream(StreamId),
@@ -273,7 +286,7 @@ impl MockDevice {
         s.ordering
             .iter()
             .filter_map(|o| match o {
-                Ordering::Wait { waiter, on } => Some((*waiter, *on)),
+                Ordering::Wait { waiter, on, .. } => Some((*waiter, *on)),
                 _ => None,
             })
             .collect()
@@ -571,15 +584,21 @@ impl Device for MockDevice {
         let id = s.next_id;
         s.next_id += 1;
         let done = !s.hold_events;
-        s.events.insert(id, Event { done, stream });
+        let recorded_at = s.ordering.len();
+        s.events.insert(id, Event { done, stream, recorded_at });
         Ok(EventId(id))
     }
 
     fn query_event(&self, event: EventId) -> Result<bool> {
         let mut s = self.lock();
         self.enter(&mut s, Call::QueryEvent)?;
-        match s.events.get(&event.0) {
-            Some(e) => Ok(e.done),
+        match s.events.get(&event.0).map(|e| (e.done, e.stream, e.recorded_at)) {
+            Some((done, on, recorded_at)) => {
+                if done {
+                    s.ordering.push(Ordering::Completed { on, recorded_at });
+                }
+                Ok(done)
+            }
             None => Self::note(&mut s, Err(DeviceError::misuse("query_event", event.0, "unknown event"))),
         }
     }
@@ -597,10 +616,10 @@ impl Device for MockDevice {
         let mut s = self.lock();
         self.enter(&mut s, Call::WaitEvent)?;
         self.check_stream(&mut s, "wait_event", stream)?;
-        let Some(recorded_on) = s.events.get(&event.0).map(|e| e.stream) else {
+        let Some((recorded_on, recorded_at)) = s.events.get(&event.0).map(|e| (e.stream, e.recorded_at)) else {
             return Self::note(&mut s, Err(DeviceError::misuse("wait_event", event.0, "unknown event")));
         };
-        s.ordering.push(Ordering::Wait { waiter: stream, on: recorded_on });
+        s.ordering.push(Ordering::Wait { waiter: stream, on: recorded_on, recorded_at });
         Ok(())
     }
 
