@@ -44,6 +44,9 @@ impl DeviceAllocator {
         if !self.order.waits_by_now() {
             return Err("stream order: a wait is stamped past the free clock".into());
         }
+        if !self.marks.consistent(self.order.clock()) {
+            return Err("marks: a mark or done stamp past the free clock, or marks out of stamp order".into());
+        }
         self.check_nothing_to_release()
     }
 

@@ -31,6 +31,7 @@ mod active;
 mod address_space;
 mod growth;
 mod invariants;
+mod marks;
 mod moving;
 mod oom;
 mod pending;
@@ -149,6 +150,9 @@ pub struct DeviceAllocator {
     /// The free clock and which streams already waited on which
     /// (`streams.rs`).
     order: streams::StreamOrder,
+    /// Events recorded at frees that another stream may reuse
+    /// (`marks.rs`).
+    marks: marks::Marks,
 }
 
 impl std::fmt::Debug for DeviceAllocator {
@@ -203,6 +207,7 @@ impl DeviceAllocator {
             #[cfg(feature = "testing")]
             pending_served: [0; 2],
             order: streams::StreamOrder::default(),
+            marks: marks::Marks::default(),
         };
         a.lazy_merge = a.policy.release.threshold.is_none();
         a.stats.max_split_size = a.config.max_split_size;
@@ -487,15 +492,24 @@ impl DeviceAllocator {
         b.allocated = false;
         let (pool, size, requested, stream, has_uses) =
             (b.pool, b.size, b.requested, b.stream, !b.stream_uses.is_empty());
+        // Borrowed from `stream`'s segment by another stream, its only
+        // user until now.
+        let borrower = if b.last_use.is_only(stream) { None } else { b.last_use.iter().next() };
         self.record(Action::FreeRequested, ptr, requested, stream);
         self.stats.count_user_free(pool, size);
         if size >= self.config.max_split_size {
             self.stats.oversize_allocations.decrease(1);
         }
         if has_uses {
+            if self.marks_frees() {
+                self.mark_user_free(id);
+            }
             self.insert_events_unless_capturing(id)?;
         } else {
             self.free_block_lazily(id);
+            if let Some(user) = borrower.filter(|_| self.marks_frees()) {
+                self.mark_lent_free(user);
+            }
         }
         if self.policy.release.threshold.is_some() {
             self.release_over_threshold()?;

@@ -275,7 +275,8 @@ impl DeviceAllocator {
         if let Err(e) = self.device.synchronize() {
             self.teardown_errors.push(format!("synchronize: {e}"));
         }
-        let unreleased = std::mem::take(&mut self.unreleased_events);
+        let mut unreleased = std::mem::take(&mut self.unreleased_events);
+        unreleased.extend(self.take_mark_events());
         let pending = std::mem::take(&mut self.events).into_values().flatten().map(|PendingEvent { event, .. }| event);
         for event in unreleased.into_iter().chain(pending.collect::<Vec<_>>()) {
             {

@@ -229,7 +229,16 @@ impl DeviceAllocator {
 
     /// Return block `id` to its pool, merged with its free neighbours.
     pub(super) fn free_block(&mut self, id: BlockId) {
-        let freed = self.begin_free_block(id);
+        self.free_block_stamped(id, false);
+    }
+
+    /// [`Self::free_block`]; `stamped`: the block's free stamp was taken
+    /// already, at the user's free (`marks.rs`), and is kept.
+    pub(super) fn free_block_stamped(&mut self, id: BlockId, stamped: bool) {
+        if !stamped {
+            self.blocks.get_mut(id).freed_at = self.order.tick();
+        }
+        let freed = self.begin_free_block_unstamped(id);
         let (d_blocks, d_bytes) = self.merge_free_block(id);
         self.count_free(freed, d_blocks, d_bytes);
     }
@@ -238,9 +247,15 @@ impl DeviceAllocator {
     /// forgotten. Returns what [`Self::count_free`] counts.
     #[inline(always)]
     pub(super) fn begin_free_block(&mut self, id: BlockId) -> Freed {
+        self.blocks.get_mut(id).freed_at = self.order.tick();
+        self.begin_free_block_unstamped(id)
+    }
+
+    /// [`Self::begin_free_block`] but the free stamp.
+    #[inline(always)]
+    fn begin_free_block_unstamped(&mut self, id: BlockId) -> Freed {
         let b = self.blocks.get_mut(id);
         let (addr, requested, stream) = (b.addr, std::mem::take(&mut b.requested), b.stream);
-        b.freed_at = self.order.tick();
         let freed = Freed { pool: b.pool, size: b.size, requested, expandable: b.is_expandable() };
         self.record(Action::FreeCompleted, addr, requested, stream);
         freed

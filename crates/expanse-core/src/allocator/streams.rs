@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use expanse_device::{EventId, StreamId};
 
+use super::marks::Cover;
 use super::{DeviceAllocator, PendingEvent, Request};
 use crate::block::BlockId;
 use crate::error::AllocError;
@@ -52,6 +53,18 @@ impl StreamOrder {
         self.waited.insert((waiter, on), self.clock);
     }
 
+    /// `waiter` waited on an event recorded on `on` at the free stamped
+    /// `stamp` (a mark, `marks.rs`).
+    pub(super) fn waited_at(&mut self, waiter: StreamId, on: StreamId, stamp: u64) {
+        let t = self.waited.entry((waiter, on)).or_default();
+        *t = (*t).max(stamp);
+    }
+
+    /// The stamp of the last free.
+    pub(super) fn clock(&self) -> u64 {
+        self.clock
+    }
+
     /// Whether a block's free stamp is not in the future (for
     /// `check_invariants`).
     pub(super) fn stamped_by_now(&self, freed_at: u64) -> bool {
@@ -85,8 +98,10 @@ impl DeviceAllocator {
     }
 
     /// Order `stream`'s coming work after every other stream that may still
-    /// touch block `id` ([`Self::waits_for_reuse`]): an event recorded on
-    /// each, waited on by `stream` (no host wait). Changes nothing of the
+    /// touch block `id` ([`Self::waits_for_reuse`]): for each, the event
+    /// recorded at its free when there is one (`marks.rs`; no wait at all
+    /// once it completed), else an event recorded now, waited on by
+    /// `stream` (no host wait). Changes nothing of the
     /// allocator's state, so a failed call leaves the block exactly where it
     /// was; `hand_out` then makes `stream` the block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
@@ -94,7 +109,18 @@ impl DeviceAllocator {
             return Ok(());
         }
         let others: Vec<StreamId> = self.waits_for_reuse(id, stream).collect();
+        let freed_at = self.blocks.get(id).freed_at;
         for other in others {
+            match self.cover(other, freed_at)? {
+                Cover::Done => continue,
+                Cover::Wait(e, stamp) => {
+                    self.device.wait_event(stream, e)?;
+                    self.order.waited_at(stream, other, stamp);
+                    self.stats.cross_stream_waits += 1;
+                    continue;
+                }
+                Cover::None => {}
+            }
             let e = self.device.record_event(other)?;
             let waited = self.device.wait_event(stream, e);
             let released = self.release_event(e);
@@ -207,7 +233,9 @@ impl DeviceAllocator {
         let b = self.blocks.get_mut(id);
         b.event_count -= 1;
         if b.event_count == 0 {
-            self.free_block(id);
+            // Stamped at the user's free when marked (`mark_user_free`).
+            let stamped = self.marks_frees();
+            self.free_block_stamped(id, stamped);
         }
     }
 
@@ -215,6 +243,7 @@ impl DeviceAllocator {
     pub(super) fn synchronize_and_free_events(&mut self) -> Result<(), AllocError> {
         self.insert_deferred_events()?;
         self.device.synchronize()?;
+        self.retire_all_marks();
         if self.events.is_empty() {
             return Ok(());
         }

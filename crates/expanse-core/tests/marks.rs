@@ -1,0 +1,183 @@
+//! Marks (`allocator/marks.rs`): a stream that reuses memory another
+//! stream freed waits for that stream's work up to the free, on an event
+//! recorded at the free, and not at all once that event completed; never
+//! on an event recorded at the reuse, which would also order it after all
+//! the work the other stream queued since (a prefetching side stream's
+//! next upload, say). On the strict mock device, whose ordering log says
+//! when each waited or completed event was recorded; invariants checked
+//! after every step.
+
+use std::sync::Arc;
+
+use expanse_core::{Config, DeviceAllocator, StreamId};
+use expanse_device::Device;
+use expanse_mock::{Call, MockDevice, Ordering};
+
+const MIB: u64 = 1 << 20;
+const S0: StreamId = StreamId(0);
+const S1: StreamId = StreamId(1);
+
+fn on_mock(conf: &str) -> (Arc<MockDevice>, DeviceAllocator) {
+    let mock = Arc::new(MockDevice::new(1 << 30, 2 * MIB));
+    let a = DeviceAllocator::new(Arc::clone(&mock) as Arc<dyn Device>, Config::parse(conf).unwrap());
+    (mock, a)
+}
+
+fn ok(a: &DeviceAllocator, d: &MockDevice) {
+    a.check_invariants().unwrap();
+    assert!(d.violations().is_empty(), "device contract violated: {:?}", d.violations());
+}
+
+/// The waits in the ordering log: (waiter, on, log length when the event
+/// waited on was recorded).
+fn waits(d: &MockDevice) -> Vec<(StreamId, StreamId, usize)> {
+    d.ordering()
+        .into_iter()
+        .filter_map(|o| match o {
+            Ordering::Wait { waiter, on, recorded_at } => Some((waiter, on, recorded_at)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// S1 borrows a block of S0's segment and frees it; S0 takes it back
+/// while S1's work is still running: S0 waits on the event recorded at
+/// S1's free, and no event is recorded at the reuse.
+#[test]
+fn a_reuse_waits_on_the_event_of_the_free() {
+    let (d, mut a) = on_mock("");
+    d.hold_events(true);
+    let x = a.malloc(2 * MIB, S0).unwrap();
+    a.free(x).unwrap();
+    let y = a.malloc(2 * MIB, S1).unwrap();
+    assert_eq!(y, x, "S0's free block lent to S1");
+    ok(&a, &d);
+    let records = d.calls(Call::RecordEvent);
+    let at_free = d.ordering().len();
+    a.free(y).unwrap();
+    assert_eq!(d.calls(Call::RecordEvent), records + 1, "one event recorded on S1 at its free");
+    let z = a.malloc(2 * MIB, S0).unwrap();
+    assert_eq!(z, x);
+    ok(&a, &d);
+    assert_eq!(waits(&d).last(), Some(&(S0, S1, at_free)), "S0 waits on the event recorded at S1's free");
+    assert_eq!(d.calls(Call::RecordEvent), records + 1, "no event recorded at the reuse");
+    a.free(z).unwrap();
+    d.hold_events(false);
+    d.complete_events();
+    a.empty_cache().unwrap();
+    ok(&a, &d);
+    assert_eq!(d.live_events(), 0, "every mark released");
+}
+
+/// Once the event recorded at S1's free completed, S0 reuses the memory
+/// with no wait at all, and the completed marks are released.
+#[test]
+fn a_completed_mark_means_no_wait() {
+    let (d, mut a) = on_mock("");
+    let x = a.malloc(2 * MIB, S0).unwrap();
+    a.free(x).unwrap();
+    let y = a.malloc(2 * MIB, S1).unwrap();
+    assert_eq!(y, x);
+    assert_eq!(waits(&d).len(), 1, "the lend waits on S0 once");
+    a.free(y).unwrap();
+    // The mock completes every event at once.
+    let z = a.malloc(2 * MIB, S0).unwrap();
+    assert_eq!(z, x);
+    assert_eq!(waits(&d).len(), 1, "no wait: S1's work up to its free is done");
+    assert!(
+        d.ordering().iter().any(|o| matches!(o, Ordering::Completed { on, .. } if *on == S1)),
+        "the allocator asked whether S1's mark completed"
+    );
+    assert_eq!(d.live_events(), 0, "the completed mark was released");
+    a.free(z).unwrap();
+    ok(&a, &d);
+}
+
+/// A stream keeps a bounded number of marks: many borrowed frees while
+/// nothing completes hold a bounded number of events, and a block no mark
+/// covers any more is still ordered (by an event recorded at the reuse).
+#[test]
+fn marks_are_bounded_and_reuse_stays_ordered() {
+    let (d, mut a) = on_mock("");
+    d.hold_events(true);
+    // 200 blocks of S0's segment, each borrowed by S1 and freed in turn.
+    let own: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S0).unwrap()).collect();
+    for p in &own {
+        a.free(*p).unwrap();
+    }
+    let lent: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S1).unwrap()).collect();
+    for p in &lent {
+        a.free(*p).unwrap();
+    }
+    ok(&a, &d);
+    assert!(d.live_events() <= 100, "{} events held for 200 frees", d.live_events());
+    // S0 takes the first-freed block back: its mark was dropped, so it
+    // waits on an event recorded now; the order is still there.
+    let records = d.calls(Call::RecordEvent);
+    let before = waits(&d).len();
+    let mut back = Vec::new();
+    for _ in 0..200 {
+        back.push(a.malloc(2 * MIB, S0).unwrap());
+    }
+    ok(&a, &d);
+    assert!(waits(&d).len() > before, "S0 waited on S1");
+    assert!(waits(&d)[before..].iter().all(|&(w, on, _)| (w, on) == (S0, S1)));
+    assert!(d.calls(Call::RecordEvent) >= records);
+    for p in back {
+        a.free(p).unwrap();
+    }
+    d.hold_events(false);
+    d.complete_events();
+    a.empty_cache().unwrap();
+    ok(&a, &d);
+    assert_eq!(d.live_events(), 0);
+}
+
+/// PyTorch's modes never reuse across streams and record no mark.
+#[test]
+fn pytorch_modes_record_no_mark() {
+    for conf in ["expandable_segments:False", "expandable_segments:True,pytorch_compat:True"] {
+        let (d, mut a) = on_mock(conf);
+        let x = a.malloc(2 * MIB, S0).unwrap();
+        a.record_stream(x, S1).unwrap();
+        a.free(x).unwrap();
+        // One event: on S1, for record_stream; none on S0.
+        assert_eq!(d.calls(Call::RecordEvent), 1, "{conf}");
+        let y = a.malloc(2 * MIB, S1).unwrap();
+        assert_ne!(y, x, "{conf}: no reuse across streams");
+        a.free(y).unwrap();
+        assert_eq!(d.calls(Call::RecordEvent), 1, "{conf}");
+        ok(&a, &d);
+    }
+}
+
+/// A block `record_stream`ed to S1 and freed on S0: the default also marks
+/// S0 at the user's free, so S1 reusing it later waits on that event (or
+/// not at all once it completed), not on one recorded at the reuse.
+#[test]
+fn record_stream_frees_mark_their_own_stream() {
+    let (d, mut a) = on_mock("");
+    d.hold_events(true);
+    let x = a.malloc(2 * MIB, S0).unwrap();
+    a.record_stream(x, S1).unwrap();
+    let at_free = d.ordering().len();
+    a.free(x).unwrap();
+    assert_eq!(d.calls(Call::RecordEvent), 2, "an event on S1 (record_stream) and a mark on S0");
+    // The block waits for S1's event; complete everything, then let the
+    // mark on S0 be pending again by recording nothing new: S1's reuse
+    // then finds it complete.
+    d.complete_events();
+    let y = a.malloc(2 * MIB, S1).unwrap();
+    assert_eq!(y, x, "lent to S1 once its event completed");
+    assert!(waits(&d).is_empty(), "the mark on S0, recorded at the free, completed: no wait");
+    assert!(d
+        .ordering()
+        .iter()
+        .any(|o| matches!(*o, Ordering::Completed { on, recorded_at } if on == S0 && recorded_at == at_free)));
+    a.free(y).unwrap();
+    d.hold_events(false);
+    d.complete_events();
+    a.empty_cache().unwrap();
+    ok(&a, &d);
+    assert_eq!(d.live_events(), 0);
+}
