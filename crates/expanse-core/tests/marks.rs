@@ -40,18 +40,36 @@ fn waits(d: &MockDevice) -> Vec<(StreamId, StreamId, usize)> {
         .collect()
 }
 
-/// S1 borrows a block of S0's segment and frees it; S0 takes it back
-/// while S1's work is still running: S0 waits on the event recorded at
-/// S1's free, and no event is recorded at the reuse.
-#[test]
-fn a_reuse_waits_on_the_event_of_the_free() {
-    let (d, mut a) = on_mock("");
-    d.hold_events(true);
+/// S1 borrows a block of S0's segment, frees it, and S0 takes it back: the
+/// first time ordered by an event recorded at the reuse (nobody had reused
+/// S1's memory yet, so S1's free recorded nothing). Returns the block's
+/// address; from then on S1 marks its frees.
+fn s0_reused_s1s_memory(a: &mut DeviceAllocator, d: &MockDevice) -> u64 {
     let x = a.malloc(2 * MIB, S0).unwrap();
     a.free(x).unwrap();
     let y = a.malloc(2 * MIB, S1).unwrap();
     assert_eq!(y, x, "S0's free block lent to S1");
-    ok(&a, &d);
+    let records = d.calls(Call::RecordEvent);
+    a.free(y).unwrap();
+    assert_eq!(d.calls(Call::RecordEvent), records, "no mark: nobody reused S1's memory yet");
+    let z = a.malloc(2 * MIB, S0).unwrap();
+    assert_eq!(z, x);
+    assert_eq!(d.calls(Call::RecordEvent), records + 1, "an event recorded on S1 at the reuse");
+    a.free(z).unwrap();
+    ok(a, d);
+    x
+}
+
+/// Once S0 reused S1's memory, S1's next free of a borrowed block records
+/// an event, and S0 taking the memory back while S1's work is still
+/// running waits on that event: no event is recorded at the reuse.
+#[test]
+fn a_reuse_waits_on_the_event_of_the_free() {
+    let (d, mut a) = on_mock("");
+    d.hold_events(true);
+    let x = s0_reused_s1s_memory(&mut a, &d);
+    let y = a.malloc(2 * MIB, S1).unwrap();
+    assert_eq!(y, x, "lent to S1 again");
     let records = d.calls(Call::RecordEvent);
     let at_free = d.ordering().len();
     a.free(y).unwrap();
@@ -70,26 +88,48 @@ fn a_reuse_waits_on_the_event_of_the_free() {
 }
 
 /// Once the event recorded at S1's free completed, S0 reuses the memory
-/// with no wait at all, and the completed marks are released.
+/// with no wait at all, and the completed mark is released.
 #[test]
 fn a_completed_mark_means_no_wait() {
     let (d, mut a) = on_mock("");
-    let x = a.malloc(2 * MIB, S0).unwrap();
-    a.free(x).unwrap();
+    let x = s0_reused_s1s_memory(&mut a, &d);
     let y = a.malloc(2 * MIB, S1).unwrap();
     assert_eq!(y, x);
-    assert_eq!(waits(&d).len(), 1, "the lend waits on S0 once");
     a.free(y).unwrap();
+    let before = waits(&d).len();
     // The mock completes every event at once.
     let z = a.malloc(2 * MIB, S0).unwrap();
     assert_eq!(z, x);
-    assert_eq!(waits(&d).len(), 1, "no wait: S1's work up to its free is done");
+    assert_eq!(waits(&d).len(), before, "no wait: S1's work up to its free is done");
     assert!(
         d.ordering().iter().any(|o| matches!(o, Ordering::Completed { on, .. } if *on == S1)),
         "the allocator asked whether S1's mark completed"
     );
     assert_eq!(d.live_events(), 0, "the completed mark was released");
     a.free(z).unwrap();
+    ok(&a, &d);
+}
+
+/// A stream whose memory no other stream reuses records no mark: one
+/// thread on a stream of its own, borrowing from another stream's segment,
+/// frees without an event (each would cost a driver call).
+#[test]
+fn no_mark_without_reuse_by_another_stream() {
+    let (d, mut a) = on_mock("");
+    let x = a.malloc(64 * MIB, S0).unwrap();
+    a.free(x).unwrap();
+    let (records, waited) = (d.calls(Call::RecordEvent), waits(&d).len());
+    for _ in 0..100 {
+        let p = a.malloc(2 * MIB, S1).unwrap();
+        a.free(p).unwrap();
+    }
+    let new_waits = waits(&d).len() - waited;
+    assert!(new_waits >= 1, "S1 borrowed S0's memory");
+    assert_eq!(
+        d.calls(Call::RecordEvent) - records,
+        new_waits as u64,
+        "every event recorded was one waited on at a reuse: no mark"
+    );
     ok(&a, &d);
 }
 
@@ -100,6 +140,7 @@ fn a_completed_mark_means_no_wait() {
 fn marks_are_bounded_and_reuse_stays_ordered() {
     let (d, mut a) = on_mock("");
     d.hold_events(true);
+    s0_reused_s1s_memory(&mut a, &d);
     // 200 blocks of S0's segment, each borrowed by S1 and freed in turn.
     let own: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S0).unwrap()).collect();
     for p in &own {
@@ -151,30 +192,36 @@ fn pytorch_modes_record_no_mark() {
     }
 }
 
-/// A block `record_stream`ed to S1 and freed on S0: the default also marks
-/// S0 at the user's free, so S1 reusing it later waits on that event (or
-/// not at all once it completed), not on one recorded at the reuse.
+/// A block `record_stream`ed to S1 and freed on S0, once S1 reused S0's
+/// memory: the default also marks S0 at the user's free, so S1 reusing the
+/// block later waits on that event (or not at all once it completed), not
+/// on one recorded at the reuse.
 #[test]
 fn record_stream_frees_mark_their_own_stream() {
     let (d, mut a) = on_mock("");
     d.hold_events(true);
+    let w = a.malloc(2 * MIB, S0).unwrap();
+    a.free(w).unwrap();
+    let v = a.malloc(2 * MIB, S1).unwrap();
+    assert_eq!(v, w, "S1 reuses S0's memory");
     let x = a.malloc(2 * MIB, S0).unwrap();
     a.record_stream(x, S1).unwrap();
+    let records = d.calls(Call::RecordEvent);
     let at_free = d.ordering().len();
     a.free(x).unwrap();
-    assert_eq!(d.calls(Call::RecordEvent), 2, "an event on S1 (record_stream) and a mark on S0");
-    // The block waits for S1's event; complete everything, then let the
-    // mark on S0 be pending again by recording nothing new: S1's reuse
-    // then finds it complete.
+    assert_eq!(d.calls(Call::RecordEvent), records + 2, "an event on S1 (record_stream) and a mark on S0");
+    let before = waits(&d).len();
     d.complete_events();
     let y = a.malloc(2 * MIB, S1).unwrap();
     assert_eq!(y, x, "lent to S1 once its event completed");
-    assert!(waits(&d).is_empty(), "the mark on S0, recorded at the free, completed: no wait");
+    assert_eq!(waits(&d).len(), before, "the mark on S0, recorded at the free, completed: no wait");
     assert!(d
         .ordering()
         .iter()
         .any(|o| matches!(*o, Ordering::Completed { on, recorded_at } if on == S0 && recorded_at == at_free)));
-    a.free(y).unwrap();
+    for p in [v, y] {
+        a.free(p).unwrap();
+    }
     d.hold_events(false);
     d.complete_events();
     a.empty_cache().unwrap();

@@ -13,14 +13,18 @@
 //! memory waited for its events (rsvd_pca_stream live: 1.16 GB reserved
 //! against 0.54 GB for its replay; `docs/policy-study.md`, round 41).
 //!
-//! A mark is recorded only where a reuse by another stream is likely and
-//! the free does not already record events for it: a block of one
-//! stream's segment freed by another stream that borrowed it, and a block
-//! `record_stream`ed to other streams (its own stream is marked at the
-//! user's free, beside the events the other streams get). Only when the
-//! policy lends across streams: the byte-exact PyTorch modes never reuse
-//! across streams, and record no mark. A mark changes no decision: which
-//! block a request gets is decided before its waits.
+//! A mark is recorded only where a reuse by another stream is likely: a
+//! block of one stream's segment freed by another stream that borrowed
+//! it, and a block `record_stream`ed to other streams (its own stream is
+//! marked at the user's free, beside the events the other streams get);
+//! and only by a stream whose freed memory another stream reused within
+//! its last [`DEMAND_WINDOW`] frees. Recording an event costs about a
+//! microsecond: marking every borrowed free made one thread on a stream of
+//! its own, borrowing from the default stream's segment and never reused
+//! by anyone, 3.8x slower on the H200 (`docs/gpu-results.md` 33). Only
+//! when the policy lends across streams: the byte-exact PyTorch modes
+//! never reuse across streams, and record no mark. A mark changes no
+//! decision: which block a request gets is decided before its waits.
 //!
 //! At a reuse, the first mark of the other stream stamped at or after the
 //! block's free covers the block: when it completed, no wait at all (and
@@ -41,6 +45,10 @@ use crate::error::AllocError;
 /// Marks a stream keeps at most.
 const MAX_MARKS: usize = 64;
 
+/// A stream marks its frees while another stream reused memory it freed
+/// within this many frees (of any stream).
+const DEMAND_WINDOW: u64 = 4096;
+
 /// An event recorded on a stream at the free stamped `stamp`: every work
 /// that stream queued on memory freed at or before `stamp` comes before it.
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +65,9 @@ pub(super) struct Marks {
     /// Per stream: a mark stamped here completed, so all its work on
     /// memory freed at or before this stamp is done.
     done: HashMap<StreamId, u64>,
+    /// Per stream: the free clock when another stream last reused memory
+    /// it had used.
+    reused: HashMap<StreamId, u64>,
 }
 
 /// How a reuse is ordered after a stream's work on a block.
@@ -73,7 +84,7 @@ impl Marks {
     /// Whether every mark and done stamp is not past `clock` (for
     /// `check_invariants`), and each stream's marks are in stamp order.
     pub(super) fn consistent(&self, clock: u64) -> bool {
-        self.done.values().all(|&t| t <= clock)
+        self.done.values().chain(self.reused.values()).all(|&t| t <= clock)
             && self.per_stream.values().all(|q| {
                 q.iter().all(|m| m.stamp <= clock) && q.iter().zip(q.iter().skip(1)).all(|(a, b)| a.stamp <= b.stamp)
             })
@@ -109,12 +120,22 @@ impl DeviceAllocator {
         self.mark_free(user, stamp);
     }
 
+    /// Another stream is about to reuse memory that stream `s` used.
+    pub(super) fn note_reuse_of(&mut self, s: StreamId) {
+        let clock = self.order.clock();
+        self.marks.reused.insert(s, clock);
+    }
+
     /// Stream `s` freed memory stamped `stamp` that another stream may
-    /// reuse: retire its marks that completed, make room, record a mark.
+    /// reuse: when others reused its memory lately, retire its marks that
+    /// completed, make room, record a mark.
     /// Never fails: without the mark a reuse is ordered as before (a
     /// failed release is kept for teardown, as every event's).
     #[inline(never)]
     pub(super) fn mark_free(&mut self, s: StreamId, stamp: u64) {
+        if self.marks.reused.get(&s).is_none_or(|&t| stamp.saturating_sub(t) > DEMAND_WINDOW) {
+            return;
+        }
         if self.private.capturing() {
             // An event recorded now would be a node of the graph.
             return;

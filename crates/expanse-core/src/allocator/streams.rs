@@ -111,6 +111,7 @@ impl DeviceAllocator {
         let others: Vec<StreamId> = self.waits_for_reuse(id, stream).collect();
         let freed_at = self.blocks.get(id).freed_at;
         for other in others {
+            self.note_reuse_of(other);
             match self.cover(other, freed_at)? {
                 Cover::Done => continue,
                 Cover::Wait(e, stamp) => {
