@@ -10,8 +10,9 @@
 //! of the compute), each such wait made the compute wait for the next
 //! upload, and each upload for the compute queued so far: the two streams
 //! stopped overlapping, the device fell behind the host, and more freed
-//! memory waited for its events (rsvd_pca_stream live: 1.16 GB reserved
-//! against 0.54 GB for its replay; `docs/policy-study.md`, round 41).
+//! memory waited for its events (rsvd_pca_stream live: 0.76-1.16 GB
+//! reserved against 0.54 GB for its replay; with marks 0.54-1.10 GB,
+//! median 0.62 GB against 1.16; `docs/policy-study.md`, round 42).
 //!
 //! A mark is recorded only where a reuse by another stream is likely: a
 //! block of one stream's segment freed by another stream that borrowed
