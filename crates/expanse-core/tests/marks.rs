@@ -40,6 +40,19 @@ fn waits(d: &MockDevice) -> Vec<(StreamId, StreamId, usize)> {
         .collect()
 }
 
+/// Free `ptrs`, let every event complete, empty the cache: nothing is
+/// left, every mark released.
+fn release_all(a: &mut DeviceAllocator, d: &MockDevice, ptrs: impl IntoIterator<Item = u64>) {
+    for p in ptrs {
+        a.free(p).unwrap();
+    }
+    d.hold_events(false);
+    d.complete_events();
+    a.empty_cache().unwrap();
+    ok(a, d);
+    assert_eq!(d.live_events(), 0, "every mark released");
+}
+
 /// S1 borrows a block of S0's segment, frees it, and S0 takes it back: the
 /// first time ordered by an event recorded at the reuse (nobody had reused
 /// S1's memory yet, so S1's free recorded nothing). Returns the block's
@@ -79,12 +92,7 @@ fn a_reuse_waits_on_the_event_of_the_free() {
     ok(&a, &d);
     assert_eq!(waits(&d).last(), Some(&(S0, S1, at_free)), "S0 waits on the event recorded at S1's free");
     assert_eq!(d.calls(Call::RecordEvent), records + 1, "no event recorded at the reuse");
-    a.free(z).unwrap();
-    d.hold_events(false);
-    d.complete_events();
-    a.empty_cache().unwrap();
-    ok(&a, &d);
-    assert_eq!(d.live_events(), 0, "every mark released");
+    release_all(&mut a, &d, [z]);
 }
 
 /// Once the event recorded at S1's free completed, S0 reuses the memory
@@ -133,45 +141,42 @@ fn no_mark_without_reuse_by_another_stream() {
     ok(&a, &d);
 }
 
-/// A stream keeps a bounded number of marks: many borrowed frees while
-/// nothing completes hold a bounded number of events, and a block no mark
-/// covers any more is still ordered (by an event recorded at the reuse).
+/// A stream keeps a bounded number of marks: 200 borrowed frees while
+/// nothing completes hold a bounded number of events. A block whose mark
+/// was dropped is still ordered, by the oldest mark kept, which covers it
+/// and every block freed before; each later block waits on its own mark,
+/// and no event is recorded at the reuse.
 #[test]
 fn marks_are_bounded_and_reuse_stays_ordered() {
     let (d, mut a) = on_mock("");
     d.hold_events(true);
     s0_reused_s1s_memory(&mut a, &d);
-    // 200 blocks of S0's segment, each borrowed by S1 and freed in turn.
-    let own: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S0).unwrap()).collect();
-    for p in &own {
+    // 400 blocks of S0's segment; S1 borrows the 200 even ones, which its
+    // odd neighbours keep apart, and frees them in address order.
+    let own: Vec<u64> = (0..400).map(|_| a.malloc(2 * MIB, S0).unwrap()).collect();
+    for p in own.iter().step_by(2) {
         a.free(*p).unwrap();
     }
     let lent: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S1).unwrap()).collect();
-    for p in &lent {
+    let mut holes: Vec<u64> = own.iter().step_by(2).copied().collect();
+    let mut sorted = lent.clone();
+    sorted.sort_unstable();
+    holes.sort_unstable();
+    assert_eq!(sorted, holes, "S1 borrowed S0's free blocks");
+    for p in &sorted {
         a.free(*p).unwrap();
     }
     ok(&a, &d);
     assert!(d.live_events() <= 100, "{} events held for 200 frees", d.live_events());
-    // S0 takes the first-freed block back: its mark was dropped, so it
-    // waits on an event recorded now; the order is still there.
-    let records = d.calls(Call::RecordEvent);
-    let before = waits(&d).len();
-    let mut back = Vec::new();
-    for _ in 0..200 {
-        back.push(a.malloc(2 * MIB, S0).unwrap());
-    }
+    // S0 takes them back, lowest (freed first, its mark dropped) first.
+    let (records, before) = (d.calls(Call::RecordEvent), waits(&d).len());
+    let back: Vec<u64> = (0..200).map(|_| a.malloc(2 * MIB, S0).unwrap()).collect();
     ok(&a, &d);
-    assert!(waits(&d).len() > before, "S0 waited on S1");
-    assert!(waits(&d)[before..].iter().all(|&(w, on, _)| (w, on) == (S0, S1)));
-    assert!(d.calls(Call::RecordEvent) >= records);
-    for p in back {
-        a.free(p).unwrap();
-    }
-    d.hold_events(false);
-    d.complete_events();
-    a.empty_cache().unwrap();
-    ok(&a, &d);
-    assert_eq!(d.live_events(), 0);
+    let new_waits = &waits(&d)[before..];
+    assert!(new_waits.iter().all(|&(w, on, _)| (w, on) == (S0, S1)), "{new_waits:?}");
+    assert!(!new_waits.is_empty() && new_waits.len() <= 65, "{} waits for 200 reuses", new_waits.len());
+    assert_eq!(d.calls(Call::RecordEvent), records, "no event recorded at the reuse");
+    release_all(&mut a, &d, back.into_iter().chain(own.iter().skip(1).step_by(2).copied()));
 }
 
 /// PyTorch's modes never reuse across streams and record no mark.
@@ -219,12 +224,5 @@ fn record_stream_frees_mark_their_own_stream() {
         .ordering()
         .iter()
         .any(|o| matches!(*o, Ordering::Completed { on, recorded_at } if on == S0 && recorded_at == at_free)));
-    for p in [v, y] {
-        a.free(p).unwrap();
-    }
-    d.hold_events(false);
-    d.complete_events();
-    a.empty_cache().unwrap();
-    ok(&a, &d);
-    assert_eq!(d.live_events(), 0);
+    release_all(&mut a, &d, [v, y]);
 }
