@@ -84,7 +84,8 @@ pub struct Block {
     /// The free clock (`allocator/streams.rs`) when this memory was last
     /// freed; for merged blocks the latest of the parts that had users.
     /// Reuse on another stream needs no new event wait when that stream
-    /// already waited on the users' streams after this.
+    /// already waited on the users' streams after this (after each user's
+    /// own stamp, [`Self::freed_at_by`], where the set keeps one).
     pub freed_at: u64,
 }
 
@@ -120,6 +121,22 @@ impl Block {
         } else {
             self.freed_at
         }
+    }
+
+    /// When user `s` last freed this memory: its own stamp where
+    /// [`Self::last_use`] keeps one (a merged block keeps each inline
+    /// user's latest), else [`Self::freed_at`], the latest of all.
+    #[inline]
+    pub fn freed_at_by(&self, s: StreamId) -> u64 {
+        self.last_use.stamp_of(s, self.freed_at)
+    }
+
+    /// The block was freed at `stamp` by its users: stamp it, and each
+    /// user.
+    #[inline(always)]
+    pub fn stamp_free(&mut self, stamp: u64) {
+        self.freed_at = stamp;
+        self.last_use.stamp_all();
     }
 
     /// Whether the block is part of a split segment.
@@ -183,9 +200,18 @@ impl Eq for StreamList {}
 
 /// A small set of streams: two inline (the common case), more on the heap.
 /// Copying one with at most two streams never allocates.
+///
+/// Each inline stream carries when it last freed the memory, as a lag
+/// behind its block's [`Block::freed_at`] (the latest of its users'): the
+/// block's stamp minus the user's, kept in the set's padding, so that a
+/// block stays two cache lines. A lag is at most `u16::MAX`: a longer one
+/// is kept as that, a later stamp than the user's, which asks for a wait
+/// where none was needed and never the other way. A lag of 0, and every
+/// stream on the heap, stand for the block's own stamp.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamSet {
     inline: [StreamId; 2],
+    lags: [u16; 2],
     len: u8,
     more: StreamList,
 }
@@ -216,21 +242,74 @@ impl StreamSet {
         }
         if usize::from(self.len) < self.inline.len() {
             self.inline[usize::from(self.len)] = s;
+            self.lags[usize::from(self.len)] = 0;
             self.len += 1;
         } else {
             self.more.push(s);
         }
     }
 
-    /// Add every stream of `other`.
+    /// The block's free stamp moves from `old` to `new` (not earlier):
+    /// keep each inline stream's own stamp.
     #[inline]
-    pub fn extend(&mut self, other: &StreamSet) {
-        for &s in &other.inline[..usize::from(other.len)] {
-            self.insert(s);
+    pub fn rebase(&mut self, old: u64, new: u64) {
+        let by = new - old;
+        for lag in &mut self.lags[..usize::from(self.len)] {
+            *lag = u16::try_from(u64::from(*lag) + by).unwrap_or(u16::MAX);
         }
+    }
+
+    /// Take the users of `other`, whose block's free stamp is
+    /// `other_freed`, into this set of a block stamped `freed` (at least
+    /// `other_freed`): a stream in both keeps the later of its two stamps;
+    /// `add`: streams only in `other` join (else they are all here).
+    #[inline]
+    pub fn merge_from(&mut self, other: &StreamSet, other_freed: u64, freed: u64, add: bool) {
+        for (i, &s) in other.inline[..usize::from(other.len)].iter().enumerate() {
+            let lag = u16::try_from(freed - other_freed + u64::from(other.lags[i])).unwrap_or(u16::MAX);
+            match self.inline[..usize::from(self.len)].iter().position(|&x| x == s) {
+                Some(j) => self.lags[j] = self.lags[j].min(lag),
+                None if add => {
+                    let was_inline = usize::from(self.len) < self.inline.len() && !self.more.contains(&s);
+                    self.insert(s);
+                    if was_inline {
+                        self.lags[usize::from(self.len) - 1] = lag;
+                    }
+                }
+                None => {}
+            }
+        }
+        // `other`'s streams on the heap freed at `other_freed`, as far as
+        // its set knows.
+        let lag = u16::try_from(freed - other_freed).unwrap_or(u16::MAX);
         for &s in other.more.iter() {
-            self.insert(s);
+            match self.inline[..usize::from(self.len)].iter().position(|&x| x == s) {
+                Some(j) => self.lags[j] = self.lags[j].min(lag),
+                None if add => self.insert(s),
+                None => {}
+            }
         }
+    }
+
+    /// Every user freed the memory at the block's stamp.
+    #[inline(always)]
+    pub fn stamp_all(&mut self) {
+        self.lags = [0; 2];
+    }
+
+    /// When `s` last freed the memory, for a block stamped `freed`.
+    #[inline]
+    pub fn stamp_of(&self, s: StreamId, freed: u64) -> u64 {
+        match self.inline[..usize::from(self.len)].iter().position(|&x| x == s) {
+            Some(i) => freed - u64::from(self.lags[i]),
+            None => freed,
+        }
+    }
+
+    /// Whether no lag reaches back before clock 0 for a block stamped
+    /// `freed` (for `check_invariants`).
+    pub fn lags_within(&self, freed: u64) -> bool {
+        self.lags[..usize::from(self.len)].iter().all(|&l| u64::from(l) <= freed)
     }
 
     /// Whether `s` is the one stream in the set.
@@ -442,44 +521,73 @@ mod tests {
         let mut t = StreamSet::default();
         t.insert(StreamId(4));
         assert!(s.includes(&t) && !t.includes(&s));
-        t.extend(&s);
+        t.merge_from(&s, 0, 0, true);
         assert!(t.includes(&s) && s.includes(&t));
         s.clear();
         assert!(s.is_empty() && s.all_are(StreamId(9)));
     }
 
-    /// `includes` and `is_only` against sets of a model, over random
-    /// inserts, extends and clears (sets past the two inline streams too).
+    /// `includes`, `is_only` and each stream's free stamp against sets of
+    /// a model, over random inserts, merges (a block merged into another),
+    /// frees and clears (sets past the two inline streams too). A set's
+    /// block has a free stamp of its own; the model keeps each stream's
+    /// stamp exactly: the set's may only be later (never earlier, which
+    /// would skip a wait), and is exact for a set of at most two streams.
     #[test]
     fn stream_set_queries_agree_with_a_model() {
-        use std::collections::BTreeSet;
+        use std::collections::BTreeMap;
         let mut sets = [StreamSet::default(), StreamSet::default(), StreamSet::default()];
-        let mut model: [BTreeSet<u64>; 3] = Default::default();
+        let mut model: [BTreeMap<u64, u64>; 3] = Default::default();
+        let mut freed = [0u64; 3];
+        let mut clock = 0u64;
         let mut x = 5u64;
         for _ in 0..5_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let r = x >> 33;
             let (i, j, s) = ((r % 3) as usize, ((r >> 2) % 3) as usize, (r >> 4) % 4);
+            clock += (r >> 9) % 3;
             match (r >> 6) % 8 {
                 0 => {
                     sets[i].clear();
                     model[i].clear();
                 }
-                1 => {
+                1 if i != j => {
+                    // Block j merged into block i.
                     let other = sets[j].clone();
-                    sets[i].extend(&other);
-                    let other = model[j].clone();
-                    model[i].extend(other);
+                    let merged = freed[i].max(freed[j]);
+                    let add = !sets[i].includes(&other);
+                    sets[i].rebase(freed[i], merged);
+                    sets[i].merge_from(&other, freed[j], merged, add);
+                    freed[i] = merged;
+                    for (&t, &at) in &model[j].clone() {
+                        let e = model[i].entry(t).or_insert(at);
+                        *e = (*e).max(at);
+                    }
+                }
+                2 => {
+                    // Block i freed now by all its users.
+                    freed[i] = clock;
+                    sets[i].stamp_all();
+                    model[i].values_mut().for_each(|at| *at = clock);
                 }
                 _ => {
                     sets[i].insert(StreamId(s));
-                    model[i].insert(s);
+                    model[i].entry(s).or_insert(freed[i]);
                 }
             }
             for a in 0..3 {
-                assert_eq!(sets[a].is_only(StreamId(s)), model[a].len() == 1 && model[a].contains(&s));
+                assert_eq!(sets[a].is_only(StreamId(s)), model[a].len() == 1 && model[a].contains_key(&s));
                 for b in 0..3 {
-                    assert_eq!(sets[a].includes(&sets[b]), model[a].is_superset(&model[b]));
+                    let (ma, mb) = (model[a].keys().collect::<Vec<_>>(), model[b].keys().collect::<Vec<_>>());
+                    assert_eq!(sets[a].includes(&sets[b]), mb.iter().all(|k| ma.contains(k)));
+                }
+                assert!(sets[a].lags_within(freed[a]));
+                for (&t, &at) in &model[a] {
+                    let got = sets[a].stamp_of(StreamId(t), freed[a]);
+                    assert!(got >= at && got <= freed[a], "stream {t}: stamp {got}, freed at {at}");
+                    if model[a].len() <= 2 {
+                        assert_eq!(got, at, "stream {t} of a set of at most two streams");
+                    }
                 }
             }
         }

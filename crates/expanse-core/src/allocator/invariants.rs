@@ -89,6 +89,9 @@ impl DeviceAllocator {
         if b.size == 0 {
             return Err(format!("block {id} has size 0"));
         }
+        if !b.last_use.lags_within(b.freed_at) {
+            return Err(format!("block {id} at {:#x}: a user's free stamp before clock 0", b.addr));
+        }
         if !self.order.stamped_by_now(b.freed_at) {
             return Err(format!("block {id} at {:#x}: freed at {}, past the free clock", b.addr, b.freed_at));
         }

@@ -107,7 +107,7 @@ impl DeviceAllocator {
     pub(super) fn mark_user_free(&mut self, id: BlockId) {
         let stamp = self.order.tick();
         let b = self.blocks.get_mut(id);
-        b.freed_at = stamp;
+        b.stamp_free(stamp);
         let user = b.last_use.iter().next();
         if let Some(user) = user {
             self.mark_free(user, stamp);

@@ -171,12 +171,18 @@ impl DeviceAllocator {
             }
             return Some(self.hand_out(m.front, stream, pool, orig_size));
         };
-        let front_freed = self.blocks.get(m.front).users_freed_at();
+        let front = self.blocks.get(m.front);
+        // One stream, inline: copying the set does not allocate.
+        let (front_freed, front_users) = (front.users_freed_at(), front.last_use.clone());
         let r = self.blocks.get_mut(rest);
         r.gc_base = searches;
         // The eager allocator split the merged block: its remainder kept
-        // the merged block's free stamp, the later of the two.
-        r.freed_at = r.users_freed_at().max(front_freed);
+        // the merged block's free stamps, the later of the two.
+        let r_freed = r.users_freed_at();
+        let merged = r_freed.max(front_freed);
+        r.last_use.rebase(r_freed, merged);
+        r.freed_at = merged;
+        r.last_use.merge_from(&front_users, front_freed, merged, false);
         let (rest_size, rest_split) = (r.size, r.next.is_some());
         let b = self.blocks.get(m.front);
         let (already_split, expandable) = (b.prev.is_some() || rest_split, b.is_expandable());

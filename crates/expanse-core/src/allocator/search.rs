@@ -203,7 +203,7 @@ impl DeviceAllocator {
         } else {
             self.remove_from_pool(src);
         }
-        let s_last_use = if same_users { None } else { Some(std::mem::take(&mut self.blocks.get_mut(src).last_use)) };
+        let s_last_use = std::mem::take(&mut self.blocks.get_mut(src).last_use);
         self.blocks.discard(src);
         if src_is_prev {
             if let Some(pp) = s_prev {
@@ -213,7 +213,10 @@ impl DeviceAllocator {
             self.blocks.get_mut(nn).prev = Some(dst);
         }
         let d = self.blocks.get_mut(dst);
-        d.freed_at = d.users_freed_at().max(s_freed);
+        let d_freed = d.users_freed_at();
+        let merged = d_freed.max(s_freed);
+        d.last_use.rebase(d_freed, merged);
+        d.freed_at = merged;
         if src_is_prev {
             d.addr = s_addr;
             d.prev = s_prev;
@@ -221,9 +224,7 @@ impl DeviceAllocator {
             d.next = s_next;
         }
         d.size += s_size;
-        if let Some(users) = s_last_use {
-            d.last_use.extend(&users);
-        }
+        d.last_use.merge_from(&s_last_use, s_freed, merged, !same_users);
         s_size
     }
 
@@ -236,7 +237,8 @@ impl DeviceAllocator {
     /// already, at the user's free (`marks.rs`), and is kept.
     pub(super) fn free_block_stamped(&mut self, id: BlockId, stamped: bool) {
         if !stamped {
-            self.blocks.get_mut(id).freed_at = self.order.tick();
+            let t = self.order.tick();
+            self.blocks.get_mut(id).stamp_free(t);
         }
         let freed = self.begin_free_block_unstamped(id);
         let (d_blocks, d_bytes) = self.merge_free_block(id);
@@ -247,7 +249,8 @@ impl DeviceAllocator {
     /// forgotten. Returns what [`Self::count_free`] counts.
     #[inline(always)]
     pub(super) fn begin_free_block(&mut self, id: BlockId) -> Freed {
-        self.blocks.get_mut(id).freed_at = self.order.tick();
+        let t = self.order.tick();
+        self.blocks.get_mut(id).stamp_free(t);
         self.begin_free_block_unstamped(id)
     }
 

@@ -94,7 +94,7 @@ impl DeviceAllocator {
     /// waited on after the block was freed ([`StreamOrder`]).
     fn waits_for_reuse(&self, id: BlockId, stream: StreamId) -> impl Iterator<Item = StreamId> + '_ {
         let b = self.blocks.get(id);
-        b.last_use.iter().filter(move |&s| s != stream && !self.order.waited_after(stream, s, b.freed_at))
+        b.last_use.iter().filter(move |&s| s != stream && !self.order.waited_after(stream, s, b.freed_at_by(s)))
     }
 
     /// Order `stream`'s coming work after every other stream that may still
@@ -109,9 +109,9 @@ impl DeviceAllocator {
             return Ok(());
         }
         let others: Vec<StreamId> = self.waits_for_reuse(id, stream).collect();
-        let freed_at = self.blocks.get(id).freed_at;
         for other in others {
             self.note_reuse_of(other);
+            let freed_at = self.blocks.get(id).freed_at_by(other);
             match self.cover(other, freed_at)? {
                 Cover::Done => continue,
                 Cover::Wait(e, stamp) => {
