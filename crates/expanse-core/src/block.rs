@@ -125,7 +125,9 @@ impl Block {
 
     /// When user `s` last freed this memory: its own stamp where
     /// [`Self::last_use`] keeps one (a merged block keeps each inline
-    /// user's latest), else [`Self::freed_at`], the latest of all.
+    /// user's latest), else [`Self::freed_at`], the latest of all. Fewer
+    /// waits follow, and during a CUDA graph capture more memory is
+    /// reusable at once (`DeviceAllocator::reusable_now`).
     #[inline]
     pub fn freed_at_by(&self, s: StreamId) -> u64 {
         self.last_use.stamp_of(s, self.freed_at)
