@@ -133,6 +133,19 @@ impl Block {
         self.last_use.stamp_of(s, self.freed_at)
     }
 
+    /// Take on the users of a free block merged into this one, whose
+    /// free stamp was `other_freed` (0: no users): the merged stamp is the
+    /// later one, and each user keeps its own (`add`: users only in
+    /// `other` join; else they are all here already).
+    #[inline(always)]
+    pub fn absorb_users(&mut self, other: &StreamSet, other_freed: u64, add: bool) {
+        let mine = self.users_freed_at();
+        let merged = mine.max(other_freed);
+        self.last_use.rebase(mine, merged);
+        self.freed_at = merged;
+        self.last_use.merge_from(other, other_freed, merged, add);
+    }
+
     /// The block was freed at `stamp` by its users: stamp it, and each
     /// user.
     #[inline(always)]

@@ -178,11 +178,7 @@ impl DeviceAllocator {
         r.gc_base = searches;
         // The eager allocator split the merged block: its remainder kept
         // the merged block's free stamps, the later of the two.
-        let r_freed = r.users_freed_at();
-        let merged = r_freed.max(front_freed);
-        r.last_use.rebase(r_freed, merged);
-        r.freed_at = merged;
-        r.last_use.merge_from(&front_users, front_freed, merged, false);
+        r.absorb_users(&front_users, front_freed, false);
         let (rest_size, rest_split) = (r.size, r.next.is_some());
         let b = self.blocks.get(m.front);
         let (already_split, expandable) = (b.prev.is_some() || rest_split, b.is_expandable());

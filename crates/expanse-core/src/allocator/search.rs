@@ -213,10 +213,7 @@ impl DeviceAllocator {
             self.blocks.get_mut(nn).prev = Some(dst);
         }
         let d = self.blocks.get_mut(dst);
-        let d_freed = d.users_freed_at();
-        let merged = d_freed.max(s_freed);
-        d.last_use.rebase(d_freed, merged);
-        d.freed_at = merged;
+        d.absorb_users(&s_last_use, s_freed, !same_users);
         if src_is_prev {
             d.addr = s_addr;
             d.prev = s_prev;
@@ -224,7 +221,6 @@ impl DeviceAllocator {
             d.next = s_next;
         }
         d.size += s_size;
-        d.last_use.merge_from(&s_last_use, s_freed, merged, !same_users);
         s_size
     }
 
@@ -236,11 +232,7 @@ impl DeviceAllocator {
     /// [`Self::free_block`]; `stamped`: the block's free stamp was taken
     /// already, at the user's free (`marks.rs`), and is kept.
     pub(super) fn free_block_stamped(&mut self, id: BlockId, stamped: bool) {
-        if !stamped {
-            let t = self.order.tick();
-            self.blocks.get_mut(id).stamp_free(t);
-        }
-        let freed = self.begin_free_block_unstamped(id);
+        let freed = if stamped { self.begin_free_block_unstamped(id) } else { self.begin_free_block(id) };
         let (d_blocks, d_bytes) = self.merge_free_block(id);
         self.count_free(freed, d_blocks, d_bytes);
     }
