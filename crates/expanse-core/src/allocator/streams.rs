@@ -48,13 +48,8 @@ impl StreamOrder {
         self.waited.get(&(waiter, on)).is_some_and(|&t| freed_at <= t)
     }
 
-    /// `waiter` waited on an event recorded on `on` just now.
-    pub(super) fn waited(&mut self, waiter: StreamId, on: StreamId) {
-        self.waited.insert((waiter, on), self.clock);
-    }
-
     /// `waiter` waited on an event recorded on `on` at the free stamped
-    /// `stamp` (a mark, `marks.rs`).
+    /// `stamp` (a mark, `marks.rs`), or just now (`stamp` the clock).
     pub(super) fn waited_at(&mut self, waiter: StreamId, on: StreamId, stamp: u64) {
         let t = self.waited.entry((waiter, on)).or_default();
         *t = (*t).max(stamp);
@@ -101,9 +96,10 @@ impl DeviceAllocator {
     /// touch block `id` ([`Self::waits_for_reuse`]): for each, the event
     /// recorded at its free when there is one (`marks.rs`; no wait at all
     /// once it completed), else an event recorded now, waited on by
-    /// `stream` (no host wait). Changes nothing of the
-    /// allocator's state, so a failed call leaves the block exactly where it
-    /// was; `hand_out` then makes `stream` the block's only user.
+    /// `stream` (no host wait). Changes neither the block nor the pools
+    /// (only the marks and what was waited on), so a failed call leaves the
+    /// block exactly where it was; `hand_out` then makes `stream` the
+    /// block's only user.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         if self.blocks.get(id).last_use.all_are(stream) {
             return Ok(());
@@ -112,22 +108,22 @@ impl DeviceAllocator {
         for other in others {
             self.note_reuse_of(other);
             let freed_at = self.blocks.get(id).freed_at_by(other);
-            match self.cover(other, freed_at)? {
+            let stamp = match self.cover(other, freed_at)? {
                 Cover::Done => continue,
                 Cover::Wait(e, stamp) => {
                     self.device.wait_event(stream, e)?;
-                    self.order.waited_at(stream, other, stamp);
-                    self.stats.cross_stream_waits += 1;
-                    continue;
+                    stamp
                 }
-                Cover::None => {}
-            }
-            let e = self.device.record_event(other)?;
-            let waited = self.device.wait_event(stream, e);
-            let released = self.release_event(e);
-            waited?;
-            released?;
-            self.order.waited(stream, other);
+                Cover::None => {
+                    let e = self.device.record_event(other)?;
+                    let waited = self.device.wait_event(stream, e);
+                    let released = self.release_event(e);
+                    waited?;
+                    released?;
+                    self.order.clock()
+                }
+            };
+            self.order.waited_at(stream, other, stamp);
             self.stats.cross_stream_waits += 1;
         }
         Ok(())
