@@ -10,7 +10,7 @@ use crate::block::{Block, BlockId};
 use crate::free_set::{FreeSet, Loc};
 
 /// Key of a free block, ordered by stream, then size, then address: best
-/// fit is the first key at or above [`FreeKey::at_least`].
+/// fit is the first key at or above (stream, size): [`FreeSet::at_least`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FreeKey {
     /// The block's stream.

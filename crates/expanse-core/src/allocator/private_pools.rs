@@ -53,7 +53,7 @@ pub struct PoolId(pub u64, pub u64);
 #[derive(Debug, Default)]
 struct PrivatePool {
     id: Option<PoolId>,
-    /// Free blocks of the pool, small and large (indexed by [`PoolKind`]).
+    /// Free blocks of the pool, small and large (indexed by [`PoolKind`](crate::block::PoolKind)).
     pools: [Pool; 2],
     /// Uses not yet given back by `release_pool`.
     use_count: u32,
