@@ -4,6 +4,7 @@
 //! agree, invariants hold, the device contract is kept. At the end,
 //! everything freed and `empty_cache` leave nothing reserved or leaked.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use expanse_core::ops::{decode, random_config, Runner, Step};
@@ -15,6 +16,119 @@ use proptest::prelude::*;
 
 const MIB: u64 = 1 << 20;
 
+/// Per stream, the latest log position of its work that is ordered first.
+type Follows = HashMap<StreamId, usize>;
+
+/// What the device's ordering log (`MockDevice::ordering`) orders each
+/// stream, and the host, after. Stream order is transitive: a wait on an
+/// event orders the waiter after every piece of work the recording stream
+/// was itself ordered after when it recorded the event, as on CUDA. Work is
+/// named by the log's length when it was queued: `(s, p)` is every piece of
+/// `s`'s work queued while the log was at most `p` long.
+#[derive(Default)]
+struct Order {
+    /// Log entries folded in.
+    seen: usize,
+    /// Per stream, the latest position of each other stream's work it follows.
+    follows: HashMap<StreamId, Follows>,
+    /// Per stream, what it followed from each log length on: (length, follows).
+    history: HashMap<StreamId, Vec<(usize, Follows)>>,
+    /// Per stream, its work the host knows complete.
+    host: HashMap<StreamId, usize>,
+    /// The log's length at the last synchronization of the whole device.
+    all: Option<usize>,
+}
+
+impl Order {
+    /// Fold in the log's entries not seen yet.
+    fn fold(&mut self, log: &[Ordering]) {
+        for (j, o) in log.iter().enumerate().skip(self.seen) {
+            match *o {
+                Ordering::Wait { waiter, on, recorded_at } => {
+                    let carried = self.carried(on, recorded_at);
+                    let mine = self.follows.entry(waiter).or_default();
+                    let mut changed = false;
+                    for (s, p) in carried {
+                        if s != waiter && mine.get(&s).is_none_or(|&q| q < p) {
+                            mine.insert(s, p);
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        let now = mine.clone();
+                        self.history.entry(waiter).or_default().push((j + 1, now));
+                    }
+                }
+                Ordering::Completed { on, recorded_at } => {
+                    for (s, p) in self.carried(on, recorded_at) {
+                        let h = self.host.entry(s).or_default();
+                        *h = (*h).max(p);
+                    }
+                }
+                Ordering::SyncStream(on) => {
+                    for (s, p) in self.carried(on, j) {
+                        let h = self.host.entry(s).or_default();
+                        *h = (*h).max(p);
+                    }
+                }
+                Ordering::SyncAll => self.all = Some(j),
+            }
+        }
+        self.seen = log.len();
+    }
+
+    /// What an event recorded on `on` when the log was `at` long orders a
+    /// waiter after: `on`'s own work so far, and what `on` followed then.
+    fn carried(&self, on: StreamId, at: usize) -> Vec<(StreamId, usize)> {
+        let then = self.history.get(&on).and_then(|h| h.iter().rev().find(|(len, _)| *len <= at));
+        let mut out: Vec<(StreamId, usize)> =
+            then.map(|(_, f)| f.iter().map(|(&s, &p)| (s, p)).collect()).unwrap_or_default();
+        out.push((on, at));
+        out
+    }
+
+    /// Whether `stream`'s coming work is ordered after `other`'s work queued
+    /// while the log was at most `at` long.
+    fn ordered(&self, stream: StreamId, other: StreamId, at: usize) -> bool {
+        self.all.is_some_and(|j| j >= at)
+            || self.host.get(&other).is_some_and(|&p| p >= at)
+            || self.follows.get(&stream).and_then(|f| f.get(&other)).is_some_and(|&p| p >= at)
+    }
+}
+
+#[test]
+fn the_ordering_model_is_transitive_and_no_more() {
+    let (a, b, c) = (StreamId(1), StreamId(2), StreamId(3));
+    // b waits on an event a recorded at 0; c then waits on an event b
+    // recorded at 1: c follows a's work through 0, not a's later work.
+    let log =
+        [Ordering::Wait { waiter: b, on: a, recorded_at: 0 }, Ordering::Wait { waiter: c, on: b, recorded_at: 1 }];
+    let mut o = Order::default();
+    o.fold(&log);
+    assert!(o.ordered(c, a, 0) && o.ordered(c, b, 1) && o.ordered(b, a, 0));
+    assert!(!o.ordered(c, a, 1), "a's work after the event is not ordered");
+    assert!(!o.ordered(a, b, 0) && !o.ordered(a, c, 0), "waits order only the waiter");
+    // An event b recorded before its wait carries nothing of a.
+    let log =
+        [Ordering::Wait { waiter: c, on: b, recorded_at: 0 }, Ordering::Wait { waiter: b, on: a, recorded_at: 0 }];
+    let mut o = Order::default();
+    o.fold(&log);
+    assert!(!o.ordered(c, a, 0));
+    // A completed query, a stream synchronization and a device
+    // synchronization order every stream after what they cover.
+    let log = [
+        Ordering::Wait { waiter: b, on: a, recorded_at: 0 },
+        Ordering::Completed { on: b, recorded_at: 1 },
+        Ordering::SyncStream(c),
+    ];
+    let mut o = Order::default();
+    o.fold(&log);
+    assert!(o.ordered(StreamId(9), a, 0) && o.ordered(StreamId(9), b, 1) && o.ordered(StreamId(9), c, 2));
+    assert!(!o.ordered(StreamId(9), c, 3) && !o.ordered(StreamId(9), b, 2));
+    o.fold(&[log[0], log[1], log[2], Ordering::SyncAll]);
+    assert!(o.ordered(StreamId(9), b, 3));
+}
+
 fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result<(), TestCaseError> {
     let d = Arc::new(MockDevice::new(capacity, 2 * MIB));
     d.hold_events(hold_events);
@@ -24,6 +138,7 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
         // Freed memory: (address, size, stream that used it, ordering-log
         // length when the free began).
         let mut freed: Vec<(u64, u64, StreamId, usize)> = Vec::new();
+        let mut order = Order::default();
         for (i, op) in decode(bytes, 300 * MIB).into_iter().enumerate() {
             let began = d.ordering().len();
             if let Err(e) = r.step(&mut a, op) {
@@ -36,21 +151,14 @@ fn run(bytes: &[u8], config: Config, capacity: u64, hold_events: bool) -> Result
                     // A size-0 allocation still holds its block's first byte.
                     let size = size.max(1);
                     // Memory another stream used must not be handed out
-                    // before that stream's work is ordered first: a wait of
-                    // this stream on an event recorded on it since the free
-                    // began, such an event found complete, or a host
-                    // synchronization.
-                    let log = d.ordering();
+                    // before that stream's work up to the free is ordered
+                    // first ([`Order`]): by a chain of waits on events
+                    // recorded since the free began, such an event found
+                    // complete, or a host synchronization.
+                    order.fold(&d.ordering());
                     for &(fa, fs, fstream, at) in &freed {
                         if fa < ptr + size && ptr < fa + fs && fstream != stream {
-                            let ordered = log[at..].iter().any(|o| match *o {
-                                Ordering::Wait { waiter, on, recorded_at } => {
-                                    waiter == stream && on == fstream && recorded_at >= at
-                                }
-                                Ordering::Completed { on, recorded_at } => on == fstream && recorded_at >= at,
-                                Ordering::SyncStream(s) => s == fstream,
-                                Ordering::SyncAll => true,
-                            });
+                            let ordered = order.ordered(stream, fstream, at);
                             prop_assert!(
                                 ordered,
                                 "op {}: {:#x}+{} reused on {:?} without ordering after {:?}",

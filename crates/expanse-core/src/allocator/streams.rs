@@ -99,7 +99,10 @@ impl DeviceAllocator {
     /// `stream` (no host wait). Changes neither the block nor the pools
     /// (only the marks and what was waited on), so a failed call leaves the
     /// block exactly where it was; `hand_out` then makes `stream` the
-    /// block's only user.
+    /// block's only user (a split's remainder keeps its users). Once
+    /// `stream` frees it, a third stream that reuses it waits on `stream`,
+    /// and so, through this wait, on the earlier users too: stream order is
+    /// transitive, and the property tests' ordering model checks it so.
     pub(super) fn order_reuse(&mut self, id: BlockId, stream: StreamId) -> Result<(), AllocError> {
         if self.blocks.get(id).last_use.all_are(stream) {
             return Ok(());
