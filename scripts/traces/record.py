@@ -237,6 +237,8 @@ import batch51  # noqa: E402
 import batch51_b  # noqa: E402
 import batch52  # noqa: E402
 import batch52_b  # noqa: E402
+import batch53  # noqa: E402
+import batch53_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -248,7 +250,7 @@ for _batch in (
     batch33_b, batch34, batch34_b, batch35, batch35_b, batch36, batch36_b, batch37, batch37_b, batch38,
     batch38_b, batch39, batch39_b, batch40, batch40_b, batch41, batch41_b, batch42, batch42_b, batch43, batch43_b,
     batch44, batch44_b, batch45, batch45_b, batch46, batch46_b, batch47, batch47_b, batch48, batch48_b,
-    batch49, batch49_b, batch50, batch50_b, batch51, batch51_b, batch52, batch52_b,
+    batch49, batch49_b, batch50, batch50_b, batch51, batch51_b, batch52, batch52_b, batch53, batch53_b,
 ):
     _batch.register(sys.modules[__name__])
 
