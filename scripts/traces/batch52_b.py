@@ -33,6 +33,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import PreNormBlock as _Block
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -56,22 +57,6 @@ def _lat_weights(h):
 
 
 # ---------------------------------------------------------------- ClimaX fine-tuning on variable subsets
-
-
-class _Block(_nn.Module):
-    def __init__(self, d, heads):
-        super().__init__()
-        self.h = heads
-        self.n1, self.n2 = _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.proj = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.fc1, self.fc2 = _nn.Linear(d, 4 * d), _nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
-        a = _F.scaled_dot_product_attention(q, k, v)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.fc2(_F.gelu(self.fc1(self.n2(x))))
 
 
 class _ClimaX(_nn.Module):

@@ -37,6 +37,8 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import PreNormBlock as _Block
+from workload_helpers import _farthest_points as _fps
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -47,22 +49,6 @@ _nn = torch.nn
 
 
 # ---------------------------------------------------------------- VLA fine-tuning over varying camera views
-
-
-class _Block(_nn.Module):
-    def __init__(self, d, heads):
-        super().__init__()
-        self.h = heads
-        self.n1, self.n2 = _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.proj = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.fc1, self.fc2 = _nn.Linear(d, 4 * d), _nn.Linear(4 * d, d)
-
-    def forward(self, x, mask=None):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
-        a = _F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.fc2(_F.gelu(self.fc1(self.n2(x))))
 
 
 class _Vla(_nn.Module):
@@ -162,21 +148,6 @@ def vla_multiview_finetune(rng):
 
 
 # ---------------------------------------------------------------- grasp poses over point clouds (PointNet++)
-
-
-def _fps(xyz, m):
-    """Farthest-point sampling written as a loop (as pure-torch PointNet++ ports do): (b, n, 3) -> (b, m) indices."""
-    b, n, _ = xyz.shape
-    idx = torch.zeros(b, m, dtype=torch.long, device=xyz.device)
-    dist = torch.full((b, n), 1e10, device=xyz.device)
-    far = torch.randint(0, n, (b,), device=xyz.device)
-    ar = torch.arange(b, device=xyz.device)
-    for i in range(m):
-        idx[:, i] = far
-        c = xyz[ar, far][:, None]
-        dist = torch.minimum(dist, ((xyz - c) ** 2).sum(-1))
-        far = dist.argmax(-1)
-    return idx
 
 
 def _ball_query(xyz, new_xyz, radius, k):

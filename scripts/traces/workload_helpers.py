@@ -187,3 +187,22 @@ def _repeat_kv(x, n):
     """(B, kv_heads, T, dh) -> (B, kv_heads * n, T, dh), a copy, as HF's repeat_kv before SDPA with a mask."""
     b, h, t, dh = x.shape
     return x[:, :, None].expand(b, h, n, t, dh).reshape(b, h * n, t, dh)
+
+
+class PreNormBlock(torch.nn.Module):
+    """A pre-norm transformer block: fused qkv, scaled_dot_product_attention (a boolean mask of keys to attend
+    to, or causal), a GELU MLP. Shared by batch51.py, batch52_b.py and batch53_b.py, which each had a copy."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h = heads
+        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+    def forward(self, x, mask=None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.n2(x))))
