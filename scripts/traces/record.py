@@ -239,6 +239,10 @@ import batch52  # noqa: E402
 import batch52_b  # noqa: E402
 import batch53  # noqa: E402
 import batch53_b  # noqa: E402
+import batch54  # noqa: E402
+import batch54_b  # noqa: E402
+import batch55  # noqa: E402
+import batch55_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -251,6 +255,8 @@ for _batch in (
     batch38_b, batch39, batch39_b, batch40, batch40_b, batch41, batch41_b, batch42, batch42_b, batch43, batch43_b,
     batch44, batch44_b, batch45, batch45_b, batch46, batch46_b, batch47, batch47_b, batch48, batch48_b,
     batch49, batch49_b, batch50, batch50_b, batch51, batch51_b, batch52, batch52_b, batch53, batch53_b,
+    batch54, batch54_b,
+    batch55, batch55_b,
 ):
     _batch.register(sys.modules[__name__])
 
