@@ -243,6 +243,8 @@ import batch54  # noqa: E402
 import batch54_b  # noqa: E402
 import batch55  # noqa: E402
 import batch55_b  # noqa: E402
+import batch56  # noqa: E402
+import batch56_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -257,6 +259,7 @@ for _batch in (
     batch49, batch49_b, batch50, batch50_b, batch51, batch51_b, batch52, batch52_b, batch53, batch53_b,
     batch54, batch54_b,
     batch55, batch55_b,
+    batch56, batch56_b,
 ):
     _batch.register(sys.modules[__name__])
 
