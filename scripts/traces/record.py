@@ -245,6 +245,8 @@ import batch55  # noqa: E402
 import batch55_b  # noqa: E402
 import batch56  # noqa: E402
 import batch56_b  # noqa: E402
+import batch57  # noqa: E402
+import batch57_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -260,6 +262,7 @@ for _batch in (
     batch54, batch54_b,
     batch55, batch55_b,
     batch56, batch56_b,
+    batch57, batch57_b,
 ):
     _batch.register(sys.modules[__name__])
 
