@@ -57,12 +57,15 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// live native run reserved (two streams; 34, call 1), and on the
 /// fifty-second: ealstm_streamflow_train 2 MiB above (two streams; 35,
 /// call 3), and on the fifty-third: gat_swarm_dagger_train and
-/// vla_multiview_finetune 2 MiB above (35, call 4). Not explained: on
-/// cl4srec_train, tabnet_train, cgcnn_crystal_train, gan_inversion_pti,
-/// vqgan_tokenizer_train, ealstm_streamflow_train and
-/// gat_swarm_dagger_train the
-/// model's figure is the one the live native run reserved, while
-/// PyTorch's replay in its own process got the other, so the driver
+/// vla_multiview_finetune 2 MiB above (35, call 4), and on the
+/// fifty-fifth and fifty-sixth: calo_flow_shower_train and
+/// neuropixels_template_spikesort 2 MiB below (36, calls 2 and 3). Not
+/// explained: on cl4srec_train, tabnet_train, cgcnn_crystal_train,
+/// gan_inversion_pti, vqgan_tokenizer_train, ealstm_streamflow_train,
+/// gat_swarm_dagger_train, calo_flow_shower_train and
+/// neuropixels_template_spikesort the model's figure is the one the live
+/// native run reserved, while PyTorch's replay in its own process got the
+/// other, so the driver
 /// itself places segments differently from one process to the next (what
 /// else the process loaded); on ipa_structure_train, audio_kd_train,
 /// dcp_registration_train, pomo_tsp_train and vla_multiview_finetune the
@@ -86,6 +89,8 @@ const KNOWN: &[(&str, &str, u64)] = &[
     ("ealstm_streamflow_train", "native", 2_248_146_944),
     ("gat_swarm_dagger_train", "native", 635_437_056),
     ("vla_multiview_finetune", "native", 2_845_835_264),
+    ("calo_flow_shower_train", "native", 811_597_824),
+    ("neuropixels_template_spikesort", "native", 6_008_340_480),
 ];
 
 /// Every recorded trace, both PyTorch modes, on one backend: the peaks that
