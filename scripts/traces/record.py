@@ -247,6 +247,8 @@ import batch56  # noqa: E402
 import batch56_b  # noqa: E402
 import batch57  # noqa: E402
 import batch57_b  # noqa: E402
+import batch58  # noqa: E402
+import batch58_b  # noqa: E402
 import batch59  # noqa: E402
 import batch59_b  # noqa: E402
 
@@ -265,6 +267,7 @@ for _batch in (
     batch55, batch55_b,
     batch56, batch56_b,
     batch57, batch57_b,
+    batch58, batch58_b,
     batch59, batch59_b,
 ):
     _batch.register(sys.modules[__name__])
