@@ -61,6 +61,10 @@
 # birdnet_mel_window_serve train nothing). No workload calls SDPA. birdnet_mel_window_serve's torch.stft may take
 # cuFFT work areas, and hsi_spectral_3dconv_train's linalg.eigh (the PCA, once a scene) cuSOLVER work areas, that the
 # meta device does not count.
+# After the helper, the lead ran the four extrapolated ones whole at their final sizes with the same runner (same
+# files, nothing changed), two at a time on the otherwise idle two cores: canopy_height_unet_train 286,601 op
+# outputs, peak 3.27 GB (170 s); sar_flood_change_siamese_train 313,252, 0.75 GB (211 s); birdnet_mel_window_serve
+# 306,825, 0.21 GB (106 s); hsi_spectral_3dconv_train 309,543, 1.43 GB (160 s). All eight are now checked whole.
 exec bash "$(dirname "$0")/record_batch.sh" new58 camtrap_burst_detect_serve canopy_height_unet_train \
   sar_flood_change_siamese_train birdnet_mel_window_serve wildlife_reid_gallery_train hsi_spectral_3dconv_train \
   crop_tae_pixelset_train sdm_presence_only_mlp_train
