@@ -37,6 +37,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import PreNormBlock
 
 _b = Batch()
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -297,21 +298,6 @@ def behrt_ehr_risk_train(rng):
 # ---------------------------------------------------------------- radiology report generation
 
 
-class _VitBlock(_nn.Module):
-    def __init__(self, d, nh):
-        super().__init__()
-        self.nh = nh
-        self.ln1, self.ln2 = _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.out = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.mlp = _nn.Sequential(_nn.Linear(d, 4 * d), _nn.GELU(), _nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.nh, d // self.nh).permute(2, 0, 3, 1, 4)
-        x = x + self.out(_F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.ln2(x))
-
-
 class _DecBlock(_nn.Module):
     """A pre-LN decoder block: causal self-attention (with an optional KV cache), cross-attention to the image
     tokens, MLP."""
@@ -357,7 +343,7 @@ def cxr_report_gen_train(rng):
     patch_embed = _nn.Conv2d(1, dv, patch, patch).cuda()
     vpos = _nn.Parameter(torch.randn(npatch, dv, device="cuda") * 0.02)
     view_emb = _nn.Parameter(torch.randn(2, 1, dv, device="cuda") * 0.02)
-    vit = _nn.ModuleList([_VitBlock(dv, _smoke(6, 2)) for _ in range(nlayers)]).cuda()
+    vit = _nn.ModuleList([PreNormBlock(dv, _smoke(6, 2)) for _ in range(nlayers)]).cuda()
     vln = _nn.LayerNorm(dv).cuda()
     dec = _nn.ModuleList([_DecBlock(dd, _smoke(8, 2), dv) for _ in range(_smoke(3, 1))]).cuda()
     tok = _nn.Embedding(vocab, dd).cuda()

@@ -47,6 +47,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import PreNormBlock
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -54,23 +55,6 @@ register = _b.register  # what record.py calls
 
 _F = torch.nn.functional
 _nn = torch.nn
-
-
-class _Block(_nn.Module):
-    """A pre-norm transformer encoder block (SDPA attention, GELU MLP)."""
-
-    def __init__(self, d, heads, hidden):
-        super().__init__()
-        self.heads = heads
-        self.n1, self.n2 = _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.proj = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.fc1, self.fc2 = _nn.Linear(d, hidden), _nn.Linear(hidden, d)
-
-    def forward(self, x):
-        b, n, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        x = x + self.proj(_F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d))
-        return x + self.fc2(_F.gelu(self.fc1(self.n2(x))))
 
 
 # ---------------------------------------------------------------- battery state of health, physics-informed
@@ -123,7 +107,7 @@ class _SohNet(_nn.Module):
                                    _nn.Conv1d(64, 128, 5, stride=2, padding=2), _nn.BatchNorm1d(128), _nn.GELU(),
                                    _nn.Conv1d(128, d, 5, stride=2, padding=2), _nn.BatchNorm1d(d), _nn.GELU(),
                                    _nn.Conv1d(d, d, 3, stride=2, padding=1))
-        self.enc = _nn.Sequential(*(_Block(d, heads, 4 * d) for _ in range(depth)))
+        self.enc = _nn.Sequential(*(PreNormBlock(d, heads, 4 * d) for _ in range(depth)))
         self.head = _nn.Sequential(_nn.LayerNorm(d), _nn.Linear(d, 256), _nn.GELU(), _nn.Linear(256, 4))
 
     def forward(self, x):
@@ -463,7 +447,7 @@ class _SkyNet(_nn.Module):
                        _nn.BatchNorm2d(co), _nn.SiLU()]
             c = co
         self.cnn = _nn.Sequential(*layers, _nn.AdaptiveAvgPool2d(1), _nn.Flatten(), _nn.Linear(c, d))
-        self.temporal = _nn.Sequential(*(_Block(d, 4, 2 * d) for _ in range(depth)))
+        self.temporal = _nn.Sequential(*(PreNormBlock(d, 4, 2 * d) for _ in range(depth)))
         self.series = _nn.Sequential(_nn.Conv1d(3, 64, 5, 2, 2), _nn.GELU(), _nn.Conv1d(64, 128, 5, 2, 2), _nn.GELU(),
                                     _nn.Conv1d(128, d, 5, 2, 2), _nn.GELU(), _nn.AdaptiveAvgPool1d(1), _nn.Flatten())
         self.head = _nn.Sequential(_nn.Linear(2 * d, 256), _nn.GELU(), _nn.Linear(256, nhz))

@@ -46,6 +46,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import PreNormBlock
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -64,24 +65,6 @@ def _mlp(din, hidden, dout, layers=2, act=_nn.ReLU):
     return _nn.Sequential(*mods)
 
 
-class _Block(_nn.Module):
-    """A pre-norm transformer encoder block (SDPA attention with an optional additive mask, GELU MLP)."""
-
-    def __init__(self, d, heads, hidden):
-        super().__init__()
-        self.heads = heads
-        self.n1, self.n2 = _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.proj = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.fc1, self.fc2 = _nn.Linear(d, hidden), _nn.Linear(hidden, d)
-
-    def forward(self, x, mask=None):
-        b, n, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = _F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
-        return x + self.fc2(_F.gelu(self.fc1(self.n2(x))))
-
-
 # ---------------------------------------------------------------- tensor-program cost model (TenSet / Ansor style)
 
 
@@ -89,7 +72,7 @@ class _CostModel(_nn.Module):
     def __init__(self, dfeat, d, depth, heads):
         super().__init__()
         self.stmt = _nn.Sequential(_nn.Linear(dfeat, d), _nn.ReLU(), _nn.Linear(d, d))
-        self.enc = _nn.ModuleList(_Block(d, heads, 2 * d) for _ in range(depth))
+        self.enc = _nn.ModuleList(PreNormBlock(d, heads, 2 * d) for _ in range(depth))
         self.head = _nn.Sequential(_nn.LayerNorm(d), _nn.Linear(d, d), _nn.ReLU(), _nn.Linear(d, 1))
 
     def forward(self, x, valid):

@@ -190,15 +190,17 @@ def _repeat_kv(x, n):
 
 
 class PreNormBlock(torch.nn.Module):
-    """A pre-norm transformer block: fused qkv, scaled_dot_product_attention (a boolean mask of keys to attend
-    to, or causal), a GELU MLP. Shared by batch51.py, batch52_b.py and batch53_b.py, which each had a copy."""
+    """A pre-norm transformer block: fused qkv, scaled_dot_product_attention (a mask, boolean or additive, or
+    none), a GELU MLP of `hidden` (4 d unless given). Shared by batch51.py, batch52_b.py, batch53_b.py,
+    batch54_b.py, batch57_b.py and batch59.py, which each had a copy."""
 
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, hidden=None):
         super().__init__()
+        hidden = hidden or 4 * d
         self.h = heads
         self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
         self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
-        self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, hidden), torch.nn.Linear(hidden, d)
 
     def forward(self, x, mask=None):
         b, t, d = x.shape
