@@ -253,6 +253,8 @@ import batch59  # noqa: E402
 import batch59_b  # noqa: E402
 import batch60  # noqa: E402
 import batch60_b  # noqa: E402
+import batch61  # noqa: E402
+import batch61_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -272,6 +274,7 @@ for _batch in (
     batch58, batch58_b,
     batch59, batch59_b,
     batch60, batch60_b,
+    batch61, batch61_b,
 ):
     _batch.register(sys.modules[__name__])
 
