@@ -41,11 +41,13 @@ would take bf16). record_new57.sh's header has them too, with the first runs tha
 (RECORD_SMOKE=1) ran all four.
 """
 
+import functools
 import math
 
 import torch
 
 from batch_common import Batch
+from workload_helpers import mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -53,15 +55,7 @@ register = _b.register  # what record.py calls
 
 _F = torch.nn.functional
 _nn = torch.nn
-
-
-def _mlp(din, hidden, dout, layers=2, act=_nn.SiLU, ln=False):
-    mods, d = [], din
-    for _ in range(layers - 1):
-        mods += [_nn.Linear(d, hidden)] + ([_nn.LayerNorm(hidden)] if ln else []) + [act()]
-        d = hidden
-    mods.append(_nn.Linear(d, dout))
-    return _nn.Sequential(*mods)
+_mlp = functools.partial(mlp, act=_nn.SiLU)  # SiLU unless a caller names another
 
 
 # ---------------------------------------------------------------- AC optimal power flow surrogate (GNN)

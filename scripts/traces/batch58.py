@@ -49,6 +49,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import mlp as _mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -56,15 +57,6 @@ register = _b.register  # what record.py calls
 
 _F = torch.nn.functional
 _nn = torch.nn
-
-
-def _mlp(din, hidden, dout, layers=2, act=_nn.ReLU, norm=False):
-    mods, d = [], din
-    for _ in range(layers - 1):
-        mods += [_nn.Linear(d, hidden)] + ([_nn.LayerNorm(hidden)] if norm else []) + [act()]
-        d = hidden
-    mods.append(_nn.Linear(d, dout))
-    return _nn.Sequential(*mods)
 
 
 def _smooth_noise(b, c, h, w, scale):

@@ -46,7 +46,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock
+from workload_helpers import PreNormBlock, mlp as _mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -54,15 +54,6 @@ register = _b.register  # what record.py calls
 
 _F = torch.nn.functional
 _nn = torch.nn
-
-
-def _mlp(din, hidden, dout, layers=2, act=_nn.ReLU):
-    mods, d = [], din
-    for _ in range(layers - 1):
-        mods += [_nn.Linear(d, hidden), act()]
-        d = hidden
-    mods.append(_nn.Linear(d, dout))
-    return _nn.Sequential(*mods)
 
 
 # ---------------------------------------------------------------- tensor-program cost model (TenSet / Ansor style)

@@ -208,3 +208,15 @@ class PreNormBlock(torch.nn.Module):
         a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.n2(x))))
+
+
+def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
+    """Linear layers of width `hidden` with `act` between them (and a LayerNorm before each `act` when `norm`),
+    `layers` Linear layers in all. Shared by batch57.py (SiLU by default there), batch58.py, batch59.py,
+    batch60.py and batch60_b.py, which each had a copy."""
+    mods, d = [], din
+    for _ in range(layers - 1):
+        mods += [torch.nn.Linear(d, hidden)] + ([torch.nn.LayerNorm(hidden)] if norm else []) + [act()]
+        d = hidden
+    mods.append(torch.nn.Linear(d, dout))
+    return torch.nn.Sequential(*mods)
