@@ -257,6 +257,8 @@ import batch61  # noqa: E402
 import batch61_b  # noqa: E402
 import batch62  # noqa: E402
 import batch62_b  # noqa: E402
+import batch63  # noqa: E402
+import batch63_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -278,6 +280,7 @@ for _batch in (
     batch60, batch60_b,
     batch61, batch61_b,
     batch62, batch62_b,
+    batch63, batch63_b,
 ):
     _batch.register(sys.modules[__name__])
 
