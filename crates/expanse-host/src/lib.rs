@@ -22,7 +22,7 @@
 //! accessible, and checks every call against it before touching memory, so
 //! a wrong call is a [`DeviceError::Misuse`], never a segfault.
 
-mod sys;
+use expanse_sys as sys;
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -136,7 +136,7 @@ impl HostDevice {
             .checked_mul(2)
             .ok_or_else(|| DeviceError::misuse("HostDevice::new", capacity, "capacity too large"))?
             .max(granularity);
-        let memfd = sys::memfd(space).map_err(|e| os_error("memfd_create", e))?;
+        let memfd = sys::memfd(c"expanse-host-device", space).map_err(|e| os_error("memfd_create", e))?;
         let mut state = State { next_id: 1, next_event: 1, ledger: Ledger::new(granularity), ..State::default() };
         state.free_offsets.give(0, space);
         Ok(HostDevice { ordinal: 0, capacity, granularity, memfd, state: Mutex::new(state) })
@@ -155,23 +155,7 @@ impl HostDevice {
     /// A fresh `PROT_NONE` reservation of `size` bytes aligned to the
     /// granularity (mapped larger, then trimmed).
     fn reserve_aligned(&self, size: u64) -> Result<u64> {
-        let total =
-            size.checked_add(self.granularity).ok_or(DeviceError::OutOfMemory { call: "reserve", requested: size })?;
-        let raw = sys::reserve(total).map_err(|e| with_request(os_error("reserve", e), size))?;
-        let base = raw.div_ceil(self.granularity) * self.granularity;
-        let head = base - raw;
-        let tail = total - head - size;
-        // SAFETY: both trimmed pieces are parts of the reservation we just
-        // made and nothing refers to them.
-        unsafe {
-            if head > 0 {
-                sys::munmap(raw, head).map_err(|e| os_error("reserve", e))?;
-            }
-            if tail > 0 {
-                sys::munmap(base + size, tail).map_err(|e| os_error("reserve", e))?;
-            }
-        }
-        Ok(base)
+        sys::reserve_aligned(size, self.granularity).map_err(|e| with_request(os_error("reserve", e), size))
     }
 }
 
@@ -302,7 +286,8 @@ impl Device for HostDevice {
             // SAFETY: the ledger checked that [addr, addr+size) lies inside
             // a reservation we own and is not mapped, so nothing (Rust or
             // user) holds memory there.
-            unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset) }.map_err(|e| os_error("map", e))
+            unsafe { sys::map_fixed_shared(addr, size, self.memfd.as_raw_fd(), offset, sys::Access::None) }
+                .map_err(|e| os_error("map", e))
         })
     }
 
@@ -325,7 +310,7 @@ impl Device for HostDevice {
                 return Ok(());
             }
             // SAFETY: the ledger checked the range is whole pages we mapped.
-            unsafe { sys::protect_rw(addr, size) }.map_err(|e| os_error("set_access", e))
+            unsafe { sys::protect(addr, size, sys::Access::ReadWrite) }.map_err(|e| os_error("set_access", e))
         })
     }
 
@@ -351,7 +336,7 @@ impl Device for HostDevice {
                     let p = arena.base + offset;
                     // SAFETY: the heap hands out each range of the arena
                     // once until it is freed, so nothing else uses it.
-                    if let Err(e) = unsafe { sys::protect_rw(p, whole) } {
+                    if let Err(e) = unsafe { sys::protect(p, whole, sys::Access::ReadWrite) } {
                         arena.heap.free(offset, whole);
                         return Err(with_request(os_error("malloc", e), size));
                     }

@@ -25,6 +25,5 @@
 pub mod api;
 pub mod ddi;
 mod model;
-mod os;
 
 pub use model::LiveCounts;

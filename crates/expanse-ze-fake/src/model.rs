@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use expanse_ze::sys::*;
 
-use crate::os;
+use expanse_sys as os;
 
 pub type R<T> = Result<T, ze_result_t>;
 
@@ -158,8 +158,8 @@ fn region(cfg: &Config) -> u64 {
 
 impl Driver {
     pub fn new(cfg: Config) -> R<Driver> {
-        let memfd =
-            os::memfd(region(&cfg) * u64::from(cfg.devices.max(1))).map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
+        let memfd = os::memfd(c"expanse-ze-fake-device-memory", region(&cfg) * u64::from(cfg.devices.max(1)))
+            .map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         let mem = (0..cfg.devices)
             .map(|i| DeviceMem { free: BTreeMap::from([(u64::from(i) * region(&cfg), region(&cfg))]), used: 0 })
             .collect();
@@ -380,7 +380,7 @@ impl Driver {
         }
         let (w, r) = (access == ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE, access != ZE_MEMORY_ACCESS_ATTRIBUTE_NONE);
         // SAFETY: the range lies unmapped inside one of our reservations.
-        unsafe { os::map_fixed(ptr, size, self.memfd.as_raw_fd(), file_off, w, r) }
+        unsafe { os::map_fixed_shared(ptr, size, self.memfd.as_raw_fd(), file_off, os::Access::new(r, w)) }
             .map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         self.phys.get_mut(&ph).expect("checked above").mapped = true;
         self.ctx_mut(ctx)?.mappings.insert(ptr, Mapping { phys: ph, size, access, resident: Vec::new(), owner });
@@ -412,7 +412,7 @@ impl Driver {
         }
         let bases = Self::whole_mappings(self.ctx(ctx)?, ptr, size)?;
         // SAFETY: exactly our mappings, inside our reservation.
-        unsafe { os::unmap_to_reserved(ptr, size) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
+        unsafe { os::map_fixed_none(ptr, size) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
         for b in bases {
             // Residency on peers goes with the mapping.
             if let Some(m) = self.ctx_mut(ctx)?.mappings.remove(&b) {
@@ -433,7 +433,7 @@ impl Driver {
         let bases = Self::whole_mappings(self.ctx(ctx)?, ptr, size)?;
         let (w, r) = (access == ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE, access != ZE_MEMORY_ACCESS_ATTRIBUTE_NONE);
         // SAFETY: the range is exactly our mappings.
-        unsafe { os::protect(ptr, size, w, r) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
+        unsafe { os::protect(ptr, size, os::Access::new(r, w)) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
         let c = self.ctx_mut(ctx)?;
         for b in bases {
             c.mappings.get_mut(&b).expect("checked above").access = access;
@@ -494,7 +494,7 @@ impl Driver {
             let at = os::reserve_aligned(span, align.max(4096)).map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
             let mapped = at.and_then(|at| {
                 // SAFETY: `at` is a reservation just made for this allocation.
-                unsafe { os::map_fixed(at, span, self.memfd.as_raw_fd(), offset, true, true) }
+                unsafe { os::map_fixed_shared(at, span, self.memfd.as_raw_fd(), offset, os::Access::ReadWrite) }
                     .map(|_| at)
                     .map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)
             });
