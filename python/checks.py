@@ -26,13 +26,15 @@ def torch_or_skip():
 
 
 def torch_with_extension_or_skip():
-    """PyTorch built with CUDA and a C++ compiler to build expanse's
-    extension against it, or exit 0 after printing SKIPPED."""
+    """PyTorch with all that building expanse's extension against it
+    needs (a CUDA build, a C++ compiler, ninja, the CUDA headers), or exit 0
+    after printing SKIPPED and what is missing."""
     torch = torch_or_skip()
-    from torch.utils import cpp_extension
+    import expanse_compat
 
-    if not torch.version.cuda or cpp_extension.get_cxx_compiler() is None:
-        print("SKIPPED: PyTorch without CUDA, or no C++ compiler")
+    missing = expanse_compat.extension_missing(torch)
+    if missing:
+        print("SKIPPED: " + "; ".join(missing))
         sys.exit(0)
     return torch
 

@@ -134,14 +134,33 @@ def _note(msg):
     _log.info(msg)
 
 
-def build_extension():
-    """Build (once, cached) and import python/expanse_ext.cpp."""
+def extension_missing(torch):
+    """What building python/expanse_ext.cpp against `torch` lacks here, one
+    line each naming how to get it (empty: everything is there)."""
     from torch.utils import cpp_extension
 
+    missing = []
+    if not torch.version.cuda:
+        missing.append(f"PyTorch {torch.__version__} is not a CUDA build")
+    if cpp_extension.get_cxx_compiler() is None:
+        missing.append("no C++ compiler (set CXX, or install g++)")
+    if not cpp_extension.is_ninja_available():
+        missing.append("no ninja, which torch.utils.cpp_extension builds with (pip install ninja)")
+    if cpp_extension.CUDA_HOME is None:
+        missing.append("no CUDA toolkit headers (set CUDA_HOME, or install the CUDA toolkit)")
+    return missing
+
+
+def build_extension():
+    """Build (once, cached) and import python/expanse_ext.cpp."""
+    import torch
+    from torch.utils import cpp_extension
+
+    missing = extension_missing(torch)
+    if missing:
+        raise RuntimeError("cannot build expanse's C++ extension: " + "; ".join(missing))
     build_dir = os.environ.get("EXPANSE_EXT_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "expanse", "ext")
     os.makedirs(build_dir, exist_ok=True)
-    if cpp_extension.get_cxx_compiler() is None:
-        raise RuntimeError("no C++ compiler found (set CXX, or install g++)")
     return cpp_extension.load(
         name="expanse_ext",
         sources=[os.path.join(_HERE, "expanse_ext.cpp")],
