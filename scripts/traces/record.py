@@ -259,6 +259,10 @@ import batch62  # noqa: E402
 import batch62_b  # noqa: E402
 import batch63  # noqa: E402
 import batch63_b  # noqa: E402
+import batch64  # noqa: E402
+import batch64_b  # noqa: E402
+import batch65  # noqa: E402
+import batch65_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -281,6 +285,8 @@ for _batch in (
     batch61, batch61_b,
     batch62, batch62_b,
     batch63, batch63_b,
+    batch64, batch64_b,
+    batch65, batch65_b,
 ):
     _batch.register(sys.modules[__name__])
 
