@@ -1,0 +1,346 @@
+"""Meta-device run of record.py workloads at their real sizes (RECORD_SMOKE unset).
+
+    python3 scripts/traces/meta_run.py NAME...
+    TRACES_DIR=/work/bNN/scripts/traces python3 scripts/traces/meta_run.py NAME...   (another checkout's workloads)
+
+Prints, per workload, the op outputs counted (about 1.8x as many events in a GPU trace), the peak of live bytes
+(fp32: autocast is off, so a bf16 run on the GPU holds less) and the time taken, then "META OK". The step counts
+of a blind batch are sized with it (docs/blind-batches.md: 0.27-0.36M op outputs, at most about 7.5 GB).
+META_SDPA=eff: attention through the memory-efficient kernel's meta function instead of the math path.
+
+Every "cuda" device is mapped to "meta" (factory device=, .cuda(), .to("cuda"), torch.device("cuda"), Module.to),
+pinned memory off, streams/events no-ops, autocast a no-op (fp32 sizes counted), readbacks (.item(), .tolist(),
+float(), int(), bool(), .cpu()) answered with dummies. A TorchDispatchMode counts op outputs that alias no input
+(one allocation + free each on the GPU) and tracks live bytes as the sum of live storages (weakref finalizers on
+the storages' Python objects, which PyTorch keeps tied to the StorageImpl).
+"""
+
+import contextlib
+import functools
+import os
+import sys
+import time
+import weakref
+
+os.environ.pop("RECORD_SMOKE", None)
+import torch  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+TRACES_DIR = os.environ.get("TRACES_DIR", os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TRACES_DIR)
+
+META = torch.device("meta")
+
+
+def _m(d):
+    if isinstance(d, str) and d.startswith("cuda"):
+        return "meta"
+    if isinstance(d, torch.device) and d.type == "cuda":
+        return META
+    return d
+
+
+def _fix_kwargs(kw):
+    if "device" in kw:
+        kw["device"] = _m(kw["device"])
+    if kw.get("pin_memory"):
+        kw["pin_memory"] = False
+    return kw
+
+
+def _patch_factory(mod, name):
+    fn = getattr(mod, name, None)
+    if fn is None:
+        return
+
+    @functools.wraps(fn)
+    def wrapped(*a, **kw):
+        return fn(*a, **_fix_kwargs(kw))
+
+    setattr(mod, name, wrapped)
+
+
+for _n in ("randint", "rand", "randn", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor",
+           "linspace", "randperm", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+           "randn_like", "randint_like", "empty_strided", "logspace", "tril_indices", "triu_indices", "bernoulli",
+           "normal", "poisson", "multinomial", "scalar_tensor", "range", "hann_window", "hamming_window",
+           "kaiser_window", "blackman_window", "bartlett_window", "complex", "polar", "from_numpy"):
+    _patch_factory(torch, _n)
+
+for _n in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
+    _patch_factory(torch.Tensor, _n)
+
+_tensor_to = torch.Tensor.to
+
+
+def _dummy_cpu(t):
+    return torch.ones(t.shape, dtype=t.dtype)
+
+
+def _to(self, *a, **kw):
+    a = tuple(_m(x) for x in a)
+    kw = _fix_kwargs(kw)
+    if self.device.type == "meta":
+        dev = kw.get("device")
+        for x in a:
+            if isinstance(x, (str, torch.device)):
+                dev = x
+        if dev is not None and torch.device(dev).type == "cpu":
+            out = _dummy_cpu(self)
+            dt = kw.get("dtype") or next((x for x in a if isinstance(x, torch.dtype)), None)
+            return out.to(dt) if dt is not None else out
+    return _tensor_to(self, *a, **kw)
+
+
+torch.Tensor.to = _to
+torch.Tensor.cuda = lambda self, *a, **kw: _tensor_to(self, "meta", non_blocking=kw.get("non_blocking", False))
+_cpu_orig = torch.Tensor.cpu
+torch.Tensor.cpu = lambda self, *a, **kw: _dummy_cpu(self) if self.device.type == "meta" else _cpu_orig(self, *a, **kw)
+torch.Tensor.pin_memory = lambda self, *a, **kw: self
+torch.Tensor.is_pinned = lambda self, *a, **kw: False
+torch.Tensor.record_stream = lambda self, *a, **kw: None
+_module_to = torch.nn.Module.to
+torch.nn.Module.to = lambda self, *a, **kw: _module_to(self, *(_m(x) for x in a), **_fix_kwargs(kw))
+torch.nn.Module.cuda = lambda self, *a, **kw: _module_to(self, "meta")
+
+# torch.device("cuda") -> meta
+_Device = torch.device
+
+
+class _DevMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _Device)
+
+
+class _DeviceShim(metaclass=_DevMeta):
+    def __new__(cls, *a, **kw):
+        if a and isinstance(a[0], str) and a[0].startswith("cuda"):
+            return _Device("meta")
+        if a and a[0] == "cuda":
+            return _Device("meta")
+        return _Device(*a, **kw)
+
+
+torch.device = _DeviceShim
+
+# dummies for readbacks of meta tensors
+_item, _tolist = torch.Tensor.item, torch.Tensor.tolist
+_float, _int, _bool, _index = torch.Tensor.__float__, torch.Tensor.__int__, torch.Tensor.__bool__, \
+    torch.Tensor.__index__
+
+
+_RB = []  # (op outputs, peak, seconds) at each readback of a meta tensor
+_CUR = [None, 0.0]
+
+
+def _note():
+    m = _CUR[0]
+    if m is not None:
+        _RB.append((m.count, m.peak, time.time() - _CUR[1]))
+
+
+def _dummy_scalar(t):
+    _note()
+    if t.dtype == torch.bool:
+        return True
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        return 1.0
+    return 1
+
+
+def _item_p(self):
+    return _dummy_scalar(self) if self.device.type == "meta" else _item(self)
+
+
+def _tolist_p(self):
+    if self.device.type != "meta":
+        return _tolist(self)
+    v = _dummy_scalar(self)
+
+    def build(shape):
+        if not shape:
+            return v
+        return [build(shape[1:]) for _ in range(shape[0])]
+
+    return build(list(self.shape))
+
+
+torch.Tensor.item = _item_p
+torch.Tensor.tolist = _tolist_p
+torch.Tensor.__float__ = lambda self: float(_dummy_scalar(self)) if self.device.type == "meta" else _float(self)
+torch.Tensor.__int__ = lambda self: int(_dummy_scalar(self)) if self.device.type == "meta" else _int(self)
+torch.Tensor.__index__ = lambda self: int(_dummy_scalar(self)) if self.device.type == "meta" else _index(self)
+torch.Tensor.__bool__ = lambda self: bool(_dummy_scalar(self)) if self.device.type == "meta" else _bool(self)
+
+
+class _NoAutocast(contextlib.ContextDecorator):
+    def __init__(self, *a, **kw):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+torch.autocast = _NoAutocast
+
+# META_SDPA=eff: SDPA on meta through the memory-efficient kernel's meta function (no T x T matrices held), to see
+# what the GPU's fused kernels would hold; by default SDPA takes its math path.
+if os.environ.get("META_SDPA") == "eff":
+    _sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def _sdpa_eff(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        if q.device.type != "meta":
+            return _sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
+        shp = q.shape[:-1] + (k.shape[-2],)
+        if attn_mask is not None:
+            if attn_mask.dtype == torch.bool:
+                attn_mask = torch.zeros(attn_mask.shape, device=q.device, dtype=q.dtype)
+            while attn_mask.dim() < len(shp):
+                attn_mask = attn_mask[None]
+            attn_mask = attn_mask.expand(shp)
+        lse = q.requires_grad or k.requires_grad or v.requires_grad
+        return torch.ops.aten._scaled_dot_product_efficient_attention(
+            q, k, v, attn_mask, lse and torch.is_grad_enabled(), dropout_p, is_causal, scale=scale)[0]
+
+    torch.nn.functional.scaled_dot_product_attention = _sdpa_eff
+torch.cuda.amp.autocast = _NoAutocast
+
+
+class _Stream:
+    def __init__(self, *a, **kw):
+        pass
+
+    def wait_stream(self, *a):
+        pass
+
+    def wait_event(self, *a):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def record_event(self, *a):
+        return _Event()
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+class _Event(_Stream):
+    def record(self, *a):
+        pass
+
+    def elapsed_time(self, *a):
+        return 1.0
+
+
+torch.cuda.synchronize = lambda *a, **kw: None
+torch.cuda.init = lambda: None
+torch.cuda.Stream = _Stream
+torch.cuda.Event = _Event
+torch.cuda.stream = lambda s: _Stream()
+torch.cuda.current_stream = lambda *a: _Stream()
+torch.cuda.default_stream = lambda *a: _Stream()
+torch.cuda.empty_cache = lambda: None
+torch.cuda.manual_seed = lambda *a: None
+torch.cuda.manual_seed_all = lambda *a: None
+
+
+class CountMeta(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+        self.live = 0
+        self.peak = 0
+        self.keys = {}
+        self.nonmeta = 0
+
+    def _free(self, key):
+        n = self.keys.pop(key, None)
+        if n is not None:
+            self.live -= n
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if not any(r.alias_info is not None for r in func._schema.returns):
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor):
+                    self.count += 1
+                    if t.device.type != "meta":
+                        self.nonmeta += 1
+                        continue
+                    st = t.untyped_storage()
+                    key = st._cdata
+                    if key in self.keys:
+                        continue
+                    n = st.nbytes()
+                    self.keys[key] = n
+                    self.live += n
+                    if self.live > self.peak:
+                        self.peak = self.live
+                    weakref.finalize(st, self._free, key)
+        return out
+
+
+def main():
+    import random
+
+    import record
+
+    for name in sys.argv[1:]:
+        _, fn = record.WORKLOADS[name]
+        torch.manual_seed(0)
+        rng = random.Random(f"expanse-{name}")
+        t0 = time.time()
+        mode = CountMeta()
+        _CUR[0], _CUR[1] = mode, t0
+        _RB.clear()
+        import signal
+
+        def on_term(*_):
+            print(f"STOPPED {name}: {mode.count} op outputs, peak {mode.peak / 1e9:.2f} GB, "
+                  f"{time.time() - t0:.0f} s; readbacks so far: {len(_RB)}", flush=True)
+            dump()
+            os._exit(3)
+
+        def dump():
+            last = -1
+            for i, (c, p, s_) in enumerate(_RB):
+                if c != last:
+                    print(f"  rb {i}: {c} outputs, peak {p / 1e9:.2f} GB, {s_:.0f} s", flush=True)
+                    last = c
+
+        signal.signal(signal.SIGTERM, on_term)
+        import threading
+
+        def progress():
+            while not mode_done:
+                time.sleep(20)
+                if not mode_done:
+                    print(f"  .. {name}: {mode.count} op outputs, peak {mode.peak / 1e9:.2f} GB, "
+                          f"{time.time() - t0:.0f} s", flush=True)
+
+        mode_done = False
+        threading.Thread(target=progress, daemon=True).start()
+        with mode:
+            fn(rng)
+        mode_done = True
+        if os.environ.get("META_DUMP"):
+            dump()
+        print(f"META {name}: {mode.count} op outputs (~{1.8 * mode.count / 1e6:.2f}M events), peak "
+              f"{mode.peak / 1e9:.2f} GB live, {time.time() - t0:.1f} s (cpu-side op outputs {mode.nonmeta}, "
+              f"live at end {mode.live / 1e9:.3f} GB)", flush=True)
+    print("META OK", flush=True)
+
+
+if __name__ == "__main__":
+    main()
