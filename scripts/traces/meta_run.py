@@ -15,8 +15,6 @@ float(), int(), bool(), .cpu()) answered with dummies. A TorchDispatchMode count
 the storages' Python objects, which PyTorch keeps tied to the StorageImpl).
 """
 
-import contextlib
-import functools
 import os
 import sys
 import time
@@ -28,49 +26,12 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 TRACES_DIR = os.environ.get("TRACES_DIR", os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, TRACES_DIR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-META = torch.device("meta")
+import redirect_cuda  # noqa: E402
 
-
-def _m(d):
-    if isinstance(d, str) and d.startswith("cuda"):
-        return "meta"
-    if isinstance(d, torch.device) and d.type == "cuda":
-        return META
-    return d
-
-
-def _fix_kwargs(kw):
-    if "device" in kw:
-        kw["device"] = _m(kw["device"])
-    if kw.get("pin_memory"):
-        kw["pin_memory"] = False
-    return kw
-
-
-def _patch_factory(mod, name):
-    fn = getattr(mod, name, None)
-    if fn is None:
-        return
-
-    @functools.wraps(fn)
-    def wrapped(*a, **kw):
-        return fn(*a, **_fix_kwargs(kw))
-
-    setattr(mod, name, wrapped)
-
-
-for _n in ("randint", "rand", "randn", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor",
-           "linspace", "randperm", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-           "randn_like", "randint_like", "empty_strided", "logspace", "tril_indices", "triu_indices", "bernoulli",
-           "normal", "poisson", "multinomial", "scalar_tensor", "range", "hann_window", "hamming_window",
-           "kaiser_window", "blackman_window", "bartlett_window", "complex", "polar", "from_numpy"):
-    _patch_factory(torch, _n)
-
-for _n in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
-    _patch_factory(torch.Tensor, _n)
-
-_tensor_to = torch.Tensor.to
+redirect_cuda.install("meta", autocast=False)
+_m, _fix_kwargs, _tensor_to = redirect_cuda.device_of, redirect_cuda.fix_kwargs, redirect_cuda.ORIGINAL_TENSOR_TO
 
 
 def _dummy_cpu(t):
@@ -78,6 +39,7 @@ def _dummy_cpu(t):
 
 
 def _to(self, *a, **kw):
+    """As redirect_cuda's, and a meta tensor copied to the CPU is a dummy of ones."""
     a = tuple(_m(x) for x in a)
     kw = _fix_kwargs(kw)
     if self.device.type == "meta":
@@ -93,15 +55,8 @@ def _to(self, *a, **kw):
 
 
 torch.Tensor.to = _to
-torch.Tensor.cuda = lambda self, *a, **kw: _tensor_to(self, "meta", non_blocking=kw.get("non_blocking", False))
 _cpu_orig = torch.Tensor.cpu
 torch.Tensor.cpu = lambda self, *a, **kw: _dummy_cpu(self) if self.device.type == "meta" else _cpu_orig(self, *a, **kw)
-torch.Tensor.pin_memory = lambda self, *a, **kw: self
-torch.Tensor.is_pinned = lambda self, *a, **kw: False
-torch.Tensor.record_stream = lambda self, *a, **kw: None
-_module_to = torch.nn.Module.to
-torch.nn.Module.to = lambda self, *a, **kw: _module_to(self, *(_m(x) for x in a), **_fix_kwargs(kw))
-torch.nn.Module.cuda = lambda self, *a, **kw: _module_to(self, "meta")
 
 # torch.device("cuda") -> meta
 _Device = torch.device
@@ -173,19 +128,6 @@ torch.Tensor.__index__ = lambda self: int(_dummy_scalar(self)) if self.device.ty
 torch.Tensor.__bool__ = lambda self: bool(_dummy_scalar(self)) if self.device.type == "meta" else _bool(self)
 
 
-class _NoAutocast(contextlib.ContextDecorator):
-    def __init__(self, *a, **kw):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
-torch.autocast = _NoAutocast
-
 # META_SDPA=eff: SDPA on meta through the memory-efficient kernel's meta function (no T x T matrices held), to see
 # what the GPU's fused kernels would hold; by default SDPA takes its math path.
 if os.environ.get("META_SDPA") == "eff":
@@ -206,53 +148,6 @@ if os.environ.get("META_SDPA") == "eff":
             q, k, v, attn_mask, lse and torch.is_grad_enabled(), dropout_p, is_causal, scale=scale)[0]
 
     torch.nn.functional.scaled_dot_product_attention = _sdpa_eff
-torch.cuda.amp.autocast = _NoAutocast
-
-
-class _Stream:
-    def __init__(self, *a, **kw):
-        pass
-
-    def wait_stream(self, *a):
-        pass
-
-    def wait_event(self, *a):
-        pass
-
-    def synchronize(self):
-        pass
-
-    def record_event(self, *a):
-        return _Event()
-
-    def query(self):
-        return True
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
-class _Event(_Stream):
-    def record(self, *a):
-        pass
-
-    def elapsed_time(self, *a):
-        return 1.0
-
-
-torch.cuda.synchronize = lambda *a, **kw: None
-torch.cuda.init = lambda: None
-torch.cuda.Stream = _Stream
-torch.cuda.Event = _Event
-torch.cuda.stream = lambda s: _Stream()
-torch.cuda.current_stream = lambda *a: _Stream()
-torch.cuda.default_stream = lambda *a: _Stream()
-torch.cuda.empty_cache = lambda: None
-torch.cuda.manual_seed = lambda *a: None
-torch.cuda.manual_seed_all = lambda *a: None
 
 
 class CountMeta(TorchDispatchMode):
@@ -271,7 +166,7 @@ class CountMeta(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if not any(r.alias_info is not None for r in func._schema.returns):
+        if redirect_cuda.is_new_buffer(func):
             for t in (out if isinstance(out, (tuple, list)) else (out,)):
                 if isinstance(t, torch.Tensor):
                     self.count += 1

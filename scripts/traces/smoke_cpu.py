@@ -12,7 +12,6 @@ RECORD_SMOKE=1 makes the workloads that read it (record.py's `_smoke`) run a
 few steps at small sizes; the GPU recording never sets it.
 """
 
-import functools
 import os
 import sys
 import time
@@ -23,110 +22,9 @@ import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import redirect_cuda  # noqa: E402
 
-
-def _cpu(d):
-    if isinstance(d, str) and d.startswith("cuda"):
-        return "cpu"
-    if isinstance(d, torch.device) and d.type == "cuda":
-        return torch.device("cpu")
-    return d
-
-
-def _fix_kwargs(kw):
-    if "device" in kw:
-        kw["device"] = _cpu(kw["device"])
-    if kw.get("pin_memory"):
-        kw["pin_memory"] = False
-    return kw
-
-
-def _patch_factory(mod, name):
-    fn = getattr(mod, name, None)
-    if fn is None:
-        return
-
-    @functools.wraps(fn)
-    def wrapped(*a, **kw):
-        return fn(*a, **_fix_kwargs(kw))
-
-    setattr(mod, name, wrapped)
-
-
-for _n in ("randint", "rand", "randn", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor",
-           "linspace", "randperm", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-           "randn_like", "randint_like", "empty_strided", "logspace", "tril_indices", "triu_indices", "bernoulli",
-           "normal", "poisson", "multinomial"):
-    _patch_factory(torch, _n)
-
-for _n in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
-    _patch_factory(torch.Tensor, _n)
-
-_tensor_to = torch.Tensor.to
-
-
-def _to(self, *a, **kw):
-    a = tuple(_cpu(x) for x in a)
-    return _tensor_to(self, *a, **_fix_kwargs(kw))
-
-
-torch.Tensor.to = _to
-torch.Tensor.cuda = lambda self, *a, **kw: self
-torch.Tensor.pin_memory = lambda self, *a, **kw: self
-torch.Tensor.record_stream = lambda self, *a, **kw: None
-_module_to = torch.nn.Module.to
-torch.nn.Module.to = lambda self, *a, **kw: _module_to(self, *(_cpu(x) for x in a), **_fix_kwargs(kw))
-torch.nn.Module.cuda = lambda self, *a, **kw: self
-
-_autocast = torch.autocast
-
-
-class _Autocast(_autocast):
-    def __init__(self, device_type, *a, **kw):
-        super().__init__(_cpu(device_type), *a, **kw)
-
-
-torch.autocast = _Autocast
-
-
-class _Stream:
-    def __init__(self, *a, **kw):
-        pass
-
-    def wait_stream(self, *a):
-        pass
-
-    def wait_event(self, *a):
-        pass
-
-    def synchronize(self):
-        pass
-
-    def record_event(self, *a):
-        return _Event()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
-class _Event(_Stream):
-    def record(self, *a):
-        pass
-
-    def query(self):
-        return True
-
-
-torch.cuda.synchronize = lambda *a, **kw: None
-torch.cuda.init = lambda: None
-torch.cuda.Stream = _Stream
-torch.cuda.Event = _Event
-torch.cuda.stream = lambda s: _Stream()
-torch.cuda.current_stream = lambda *a: _Stream()
-torch.cuda.default_stream = lambda *a: _Stream()
+redirect_cuda.install("cpu", autocast=True)
 
 
 class CountAllocs(TorchDispatchMode):
@@ -136,8 +34,7 @@ class CountAllocs(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        # Views and in-place or out= ops return an alias, not a new buffer.
-        if not any(r.alias_info is not None for r in func._schema.returns):
+        if redirect_cuda.is_new_buffer(func):
             for t in (out if isinstance(out, (tuple, list)) else (out,)):
                 if isinstance(t, torch.Tensor):
                     self.count += 1
