@@ -42,15 +42,6 @@ pub enum Access {
 }
 
 impl Access {
-    /// From a pair of flags (write implies read).
-    pub fn new(readable: bool, writable: bool) -> Access {
-        match (readable, writable) {
-            (_, true) => Access::ReadWrite,
-            (true, false) => Access::Read,
-            (false, false) => Access::None,
-        }
-    }
-
     fn prot(self) -> libc::c_int {
         match self {
             Access::None => libc::PROT_NONE,
@@ -248,8 +239,5 @@ mod tests {
         // An absurd size: no address space for it, and no overflow.
         assert!(reserve_aligned(u64::MAX - 10, 4096).is_err());
         assert!(memfd(c"expanse-sys-test", u64::MAX).is_err());
-        assert_eq!(Access::new(false, true), Access::ReadWrite);
-        assert_eq!(Access::new(true, false), Access::Read);
-        assert_eq!(Access::new(false, false), Access::None);
     }
 }

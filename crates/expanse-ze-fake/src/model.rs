@@ -356,6 +356,15 @@ impl Driver {
         }
     }
 
+    /// What a checked Level Zero access attribute lets the host do.
+    fn host_access(access: ze_memory_access_attribute_t) -> os::Access {
+        match access {
+            ZE_MEMORY_ACCESS_ATTRIBUTE_NONE => os::Access::None,
+            ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE => os::Access::ReadWrite,
+            _ => os::Access::Read,
+        }
+    }
+
     pub fn map(&mut self, ctx: u64, ptr: u64, size: u64, ph: u64, offset: u64, access: u32) -> R<()> {
         Self::check_access_enum(access)?;
         if !self.aligned(ptr) || !self.aligned(offset) {
@@ -378,9 +387,8 @@ impl Driver {
         if !inside || overlaps {
             return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
         }
-        let (w, r) = (access == ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE, access != ZE_MEMORY_ACCESS_ATTRIBUTE_NONE);
         // SAFETY: the range lies unmapped inside one of our reservations.
-        unsafe { os::map_fixed_shared(ptr, size, self.memfd.as_raw_fd(), file_off, os::Access::new(r, w)) }
+        unsafe { os::map_fixed_shared(ptr, size, self.memfd.as_raw_fd(), file_off, Self::host_access(access)) }
             .map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         self.phys.get_mut(&ph).expect("checked above").mapped = true;
         self.ctx_mut(ctx)?.mappings.insert(ptr, Mapping { phys: ph, size, access, resident: Vec::new(), owner });
@@ -431,9 +439,8 @@ impl Driver {
         }
         // Access only on mapped ranges (tracked per mapping: whole ones).
         let bases = Self::whole_mappings(self.ctx(ctx)?, ptr, size)?;
-        let (w, r) = (access == ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE, access != ZE_MEMORY_ACCESS_ATTRIBUTE_NONE);
         // SAFETY: the range is exactly our mappings.
-        unsafe { os::protect(ptr, size, os::Access::new(r, w)) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
+        unsafe { os::protect(ptr, size, Self::host_access(access)) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
         let c = self.ctx_mut(ctx)?;
         for b in bases {
             c.mappings.get_mut(&b).expect("checked above").access = access;
