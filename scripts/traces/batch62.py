@@ -43,6 +43,7 @@ import math
 import torch
 
 from batch_common import Batch
+from workload_helpers import SideUploads
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -335,8 +336,7 @@ def classical_shadow_estimate_serve(rng):
     host = [torch.randint(0, 3, (2 * mmax * nmax,), dtype=torch.int8).pin_memory() for _ in range(2)]
     for h in host:  # the second half holds outcome bits
         h[mmax * nmax:].remainder_(2)
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
     nreq = _smoke(1450, 4)
 
     def draw():
@@ -345,16 +345,7 @@ def classical_shadow_estimate_serve(rng):
         return n, m
 
     def fetch(i, n, m):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            zb = host[slot][: m * n].to("cuda", non_blocking=True)
-            zo = host[slot][mmax * nmax: mmax * nmax + m * n].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
-        return zb, zo, ev
+        return up.upload(i, m * n, slice(mmax * nmax, mmax * nmax + m * n))
 
     plan = [draw() for _ in range(nreq)]
     nxt = fetch(0, *plan[0])

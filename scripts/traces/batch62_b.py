@@ -42,7 +42,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock
+from workload_helpers import PreNormBlock, SideUploads
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -285,20 +285,12 @@ class _POVMTransformer(_nn.Module):
 def povm_transformer_tomography_train(rng):
     nmax, bmax = _smoke(60, 8), _smoke(1024, 16)
     host = [torch.randint(0, 4, (bmax * nmax,), dtype=torch.uint8).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
     counter = [0]
 
     def fetch(b, n):
-        slot = counter[0] % 2
+        z, ev = up.upload(counter[0], b * n)
         counter[0] += 1
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: b * n].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
         return z, ev, b
 
     def take(item):

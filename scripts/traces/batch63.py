@@ -45,7 +45,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, _gather_points
+from workload_helpers import PreNormBlock, SideUploads, _gather_points
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -559,18 +559,10 @@ def dft_density_unet3d_train(rng):
     budget = _smoke(1 << 18, 4096)
     vmax = _smoke(96 ** 3, 16 ** 3)
     host = [torch.rand(2 * max(budget, vmax), dtype=torch.float16).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
 
     def fetch(i, b, g):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: 2 * b * g ** 3].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, 2 * b * g ** 3)
         return z, ev, b, g
 
     def take(item):

@@ -42,7 +42,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock
+from workload_helpers import PreNormBlock, SideUploads
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -90,18 +90,10 @@ def hts_molgraph_screen_serve(rng):
     amax = mmax * 40
     bmax = amax * 2 + 8  # directed bonds of a chain plus rings: under 2 per atom
     host = [torch.randint(0, 1 << 20, (2 * amax + 3 * bmax,), dtype=torch.int32).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
 
     def fetch(i, nmol, na, nb):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: 2 * na + 3 * nb].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, 2 * na + 3 * nb)
         return z, ev, nmol, na, nb
 
     def unpack(item):

@@ -43,7 +43,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, mlp
+from workload_helpers import PreNormBlock, SideUploads, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -89,18 +89,10 @@ def broadcast_player_reid_track_serve(rng):
     wmax = max(w for _, w in res_choices)
     fpc = _smoke(8, 2)
     host = [torch.randint(0, 255, (fpc * 3 * hmax * wmax,), dtype=torch.uint8).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
 
     def fetch(i, h, w):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: fpc * 3 * h * w].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, fpc * 3 * h * w)
         return z, ev, h, w
 
     mean = torch.tensor([0.45, 0.45, 0.4], device="cuda")[:, None, None]

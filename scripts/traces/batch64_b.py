@@ -41,7 +41,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, mlp
+from workload_helpers import PreNormBlock, SideUploads, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -84,8 +84,7 @@ def ppg_hr_artifact_serve(rng):
     users = _smoke(16000, 64)
     bmax = _smoke(768, 8)
     host = [torch.randn(bmax * 5 * n + bmax).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
     fast = _Unet1d(_smoke(16, 4), 4).cuda().eval().requires_grad_(False)
     slow = _Unet1d(_smoke(32, 4), 5).cuda().eval().requires_grad_(False)
     state = torch.zeros(users, 3, device="cuda")
@@ -94,14 +93,7 @@ def ppg_hr_artifact_serve(rng):
     hann = 0.5 - 0.5 * torch.cos(2 * math.pi * torch.arange(n, device="cuda").float() / n)  # periodic Hann
 
     def fetch(i, b):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: b * 5 * n + b].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, b * 5 * n + b)
         return z, ev, b
 
     def hr(clean, acc):

@@ -41,7 +41,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import mlp
+from workload_helpers import SideUploads, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -444,8 +444,7 @@ def doe_surrogate_query_serve(rng):
 
     cap = _smoke(16384, 64) * d
     host = [torch.rand(cap).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
 
     def draw():
         kind = rng.choices(["predict", "sens", "sobol"], [0.6, 0.25, 0.15])[0]
@@ -458,14 +457,7 @@ def doe_surrogate_query_serve(rng):
         return kind, n
 
     def fetch(i, n):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: n * d].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, n * d)
         return z, ev
 
     def take(item, n):

@@ -35,7 +35,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, mlp
+from workload_helpers import PreNormBlock, SideUploads, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -374,18 +374,10 @@ def shm_vibration_window_serve(rng):
     model.eval()
     tmax, bmax = _smoke(4096, 128), _smoke(96, 4)
     host = [torch.randint(-2000, 2000, (bmax * ch * tmax,), dtype=torch.int16).pin_memory() for _ in range(2)]
-    side = torch.cuda.Stream()
-    done = [None, None]
+    up = SideUploads(host)
 
     def fetch(i, b, t):
-        slot = i % 2
-        if done[slot] is not None:
-            done[slot].synchronize()
-        with torch.cuda.stream(side):
-            z = host[slot][: b * ch * t].to("cuda", non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(side)
-        done[slot] = ev
+        z, ev = up.upload(i, b * ch * t)
         return z, ev
 
     narrays = 24

@@ -220,3 +220,28 @@ def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
         d = hidden
     mods.append(torch.nn.Linear(d, dout))
     return torch.nn.Sequential(*mods)
+
+
+class SideUploads:
+    """Inputs uploaded one item ahead from two reused pinned host buffers on a side stream: `upload(i, ...)` copies
+    from buffer i % 2 once that buffer's previous upload has finished, and returns the device tensors and the event
+    recorded after them (the consumer waits on it and record_stream's the tensors). Shared by the side-stream
+    workloads of batch62.py to batch65_b.py, which each had a copy."""
+
+    def __init__(self, host):
+        self.host = host
+        self.side = torch.cuda.Stream()
+        self.done = [None, None]
+
+    def upload(self, i, *spans):
+        """Each span is a slice of the buffer, or n for its first n elements."""
+        slot = i % 2
+        if self.done[slot] is not None:
+            self.done[slot].synchronize()
+        with torch.cuda.stream(self.side):
+            out = [self.host[slot][s if isinstance(s, slice) else slice(0, s)].to("cuda", non_blocking=True)
+                   for s in spans]
+            ev = torch.cuda.Event()
+            ev.record(self.side)
+        self.done[slot] = ev
+        return (*out, ev)
