@@ -22,7 +22,6 @@ import weakref
 
 os.environ.pop("RECORD_SMOKE", None)
 import torch  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 TRACES_DIR = os.environ.get("TRACES_DIR", os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, TRACES_DIR)
@@ -150,10 +149,11 @@ if os.environ.get("META_SDPA") == "eff":
     torch.nn.functional.scaled_dot_product_attention = _sdpa_eff
 
 
-class CountMeta(TorchDispatchMode):
+class CountMeta(redirect_cuda.CountOutputs):
+    """redirect_cuda's count, and the bytes of the live meta storages, with their peak."""
+
     def __init__(self):
         super().__init__()
-        self.count = 0
         self.live = 0
         self.peak = 0
         self.keys = {}
@@ -164,37 +164,24 @@ class CountMeta(TorchDispatchMode):
         if n is not None:
             self.live -= n
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if redirect_cuda.is_new_buffer(func):
-            for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                if isinstance(t, torch.Tensor):
-                    self.count += 1
-                    if t.device.type != "meta":
-                        self.nonmeta += 1
-                        continue
-                    st = t.untyped_storage()
-                    key = st._cdata
-                    if key in self.keys:
-                        continue
-                    n = st.nbytes()
-                    self.keys[key] = n
-                    self.live += n
-                    if self.live > self.peak:
-                        self.peak = self.live
-                    weakref.finalize(st, self._free, key)
-        return out
+    def created(self, t):
+        if t.device.type != "meta":
+            self.nonmeta += 1
+            return
+        st = t.untyped_storage()
+        key = st._cdata
+        if key in self.keys:
+            return
+        n = st.nbytes()
+        self.keys[key] = n
+        self.live += n
+        self.peak = max(self.peak, self.live)
+        weakref.finalize(st, self._free, key)
 
 
 def main():
-    import random
-
-    import record
-
     for name in sys.argv[1:]:
-        _, fn = record.WORKLOADS[name]
-        torch.manual_seed(0)
-        rng = random.Random(f"expanse-{name}")
+        fn, rng = redirect_cuda.workload(name)
         t0 = time.time()
         mode = CountMeta()
         _CUR[0], _CUR[1] = mode, t0

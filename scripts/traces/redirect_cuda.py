@@ -16,6 +16,7 @@ import contextlib
 import functools
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 FACTORIES = (
     "randint", "rand", "randn", "zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "linspace",
@@ -151,3 +152,35 @@ def install(target, autocast):
 def is_new_buffer(func):
     """Whether `func`'s outputs are new buffers (views, in-place and out= ops return an alias instead)."""
     return not any(r.alias_info is not None for r in func._schema.returns)
+
+
+class CountOutputs(TorchDispatchMode):
+    """Counts the tensors ops create (outputs that alias no input, backward included): on the GPU each is one
+    allocation and one free. A subclass sees each one in `created(t)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def created(self, t):
+        pass
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if is_new_buffer(func):
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor):
+                    self.count += 1
+                    self.created(t)
+        return out
+
+
+def workload(name):
+    """record.py's workload `name` and the random generator it is run with, seeded as record.py seeds them."""
+    import random
+
+    import record
+
+    _, fn = record.WORKLOADS[name]
+    torch.manual_seed(0)
+    return fn, random.Random(f"expanse-{name}")

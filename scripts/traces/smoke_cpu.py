@@ -19,7 +19,6 @@ import time
 os.environ.setdefault("RECORD_SMOKE", "1")
 
 import torch  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redirect_cuda  # noqa: E402
@@ -27,31 +26,11 @@ import redirect_cuda  # noqa: E402
 redirect_cuda.install("cpu", autocast=True)
 
 
-class CountAllocs(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if redirect_cuda.is_new_buffer(func):
-            for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                if isinstance(t, torch.Tensor):
-                    self.count += 1
-        return out
-
-
 def main():
-    import random
-
-    import record
-
     for name in sys.argv[1:]:
-        _, fn = record.WORKLOADS[name]
-        torch.manual_seed(0)
-        rng = random.Random(f"expanse-{name}")
+        fn, rng = redirect_cuda.workload(name)
         t0 = time.time()
-        mode = CountAllocs()
+        mode = redirect_cuda.CountOutputs()
         with mode:
             fn(rng)
         print(f"SMOKE OK {name}: {mode.count} op outputs, {time.time() - t0:.1f} s", flush=True)
