@@ -348,25 +348,19 @@ impl Driver {
         Ok(())
     }
 
-    fn check_access_enum(access: ze_memory_access_attribute_t) -> R<()> {
-        if access > ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY {
-            Err(ZE_RESULT_ERROR_INVALID_ENUMERATION)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// What a checked Level Zero access attribute lets the host do.
-    fn host_access(access: ze_memory_access_attribute_t) -> os::Access {
+    /// What a Level Zero access attribute lets the host do; an unknown one
+    /// is an invalid enumeration.
+    fn host_access(access: ze_memory_access_attribute_t) -> R<os::Access> {
         match access {
-            ZE_MEMORY_ACCESS_ATTRIBUTE_NONE => os::Access::None,
-            ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE => os::Access::ReadWrite,
-            _ => os::Access::Read,
+            ZE_MEMORY_ACCESS_ATTRIBUTE_NONE => Ok(os::Access::None),
+            ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE => Ok(os::Access::ReadWrite),
+            ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY => Ok(os::Access::Read),
+            _ => Err(ZE_RESULT_ERROR_INVALID_ENUMERATION),
         }
     }
 
     pub fn map(&mut self, ctx: u64, ptr: u64, size: u64, ph: u64, offset: u64, access: u32) -> R<()> {
-        Self::check_access_enum(access)?;
+        let host = Self::host_access(access)?;
         if !self.aligned(ptr) || !self.aligned(offset) {
             return Err(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
         }
@@ -388,7 +382,7 @@ impl Driver {
             return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
         }
         // SAFETY: the range lies unmapped inside one of our reservations.
-        unsafe { os::map_fixed_shared(ptr, size, self.memfd.as_raw_fd(), file_off, Self::host_access(access)) }
+        unsafe { os::map_fixed_shared(ptr, size, self.memfd.as_raw_fd(), file_off, host) }
             .map_err(|_| ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         self.phys.get_mut(&ph).expect("checked above").mapped = true;
         self.ctx_mut(ctx)?.mappings.insert(ptr, Mapping { phys: ph, size, access, resident: Vec::new(), owner });
@@ -433,14 +427,14 @@ impl Driver {
     }
 
     pub fn set_access(&mut self, ctx: u64, ptr: u64, size: u64, access: u32) -> R<()> {
-        Self::check_access_enum(access)?;
+        let host = Self::host_access(access)?;
         if !self.aligned(ptr) || !self.aligned(size) {
             return Err(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
         }
         // Access only on mapped ranges (tracked per mapping: whole ones).
         let bases = Self::whole_mappings(self.ctx(ctx)?, ptr, size)?;
         // SAFETY: the range is exactly our mappings.
-        unsafe { os::protect(ptr, size, Self::host_access(access)) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
+        unsafe { os::protect(ptr, size, host) }.map_err(|_| ZE_RESULT_ERROR_UNKNOWN)?;
         let c = self.ctx_mut(ctx)?;
         for b in bases {
             c.mappings.get_mut(&b).expect("checked above").access = access;
