@@ -267,6 +267,13 @@ fn fake_driver_refuses_what_the_api_forbids() {
         assert!(devs[0].read_as(base, &mut buf).is_err(), "read before access was set");
         result::set_access_rw(a, ctx, base, g).unwrap();
         devs[0].read_as(base, &mut buf).unwrap();
+        let set_access = |attribute| (a.virtual_mem_set_access_attribute)(ctx, base as *const _, g as usize, attribute);
+        assert_ne!(set_access(7), sys::ZE_RESULT_SUCCESS, "an unknown access attribute");
+        assert_eq!(set_access(sys::ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY), sys::ZE_RESULT_SUCCESS);
+        devs[0].read_as(base, &mut buf).unwrap();
+        assert_eq!(set_access(sys::ZE_MEMORY_ACCESS_ATTRIBUTE_NONE), sys::ZE_RESULT_SUCCESS);
+        assert!(devs[0].read_as(base, &mut buf).is_err(), "read after access was taken away");
+        result::set_access_rw(a, ctx, base, g).unwrap();
         assert!(devs[1].read_as(base, &mut buf).is_err(), "peer read without residency");
         assert!(result::physical_destroy(a, ctx, ph).is_err(), "destroying a mapped page");
         assert!(result::reserve_free(a, ctx, base, 4 * g).is_err(), "freeing a reservation with mappings");
