@@ -265,6 +265,8 @@ import batch65  # noqa: E402
 import batch65_b  # noqa: E402
 import batch66  # noqa: E402
 import batch66_b  # noqa: E402
+import batch67  # noqa: E402
+import batch67_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -290,6 +292,7 @@ for _batch in (
     batch64, batch64_b,
     batch65, batch65_b,
     batch66, batch66_b,
+    batch67, batch67_b,
 ):
     _batch.register(sys.modules[__name__])
 
