@@ -38,7 +38,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, mlp
+from workload_helpers import PreNormBlock, SideUploads, fftfreq as _fftfreq, mlp, rfftfreq as _rfftfreq
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke, _loguniform = _b.workload, _b.smoke, _b.loguniform
@@ -46,17 +46,6 @@ register = _b.register  # what record.py calls
 
 _F = torch.nn.functional
 _nn = torch.nn
-
-
-def _fftfreq(n, d=1.0):
-    """torch.fft.fftfreq made on the device by arange (the sample frequencies of an n-point FFT)."""
-    return torch.cat([torch.arange(0, (n - 1) // 2 + 1, device="cuda"), torch.arange(-(n // 2), 0, device="cuda")]
-                     ).float() / (n * d)
-
-
-def _rfftfreq(n, d=1.0):
-    """torch.fft.rfftfreq made on the device by arange."""
-    return torch.arange(0, n // 2 + 1, device="cuda").float() / (n * d)
 
 
 # ---------------------------------------------------------------- gravitational-wave matched filtering service

@@ -222,6 +222,18 @@ def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
     return torch.nn.Sequential(*mods)
 
 
+def fftfreq(n, d=1.0):
+    """torch.fft.fftfreq made on the device by arange (the sample frequencies of an n-point FFT): the CPU smoke
+    run's device mapping does not reach fftfreq's device argument."""
+    return torch.cat([torch.arange(0, (n - 1) // 2 + 1, device="cuda"), torch.arange(-(n // 2), 0, device="cuda")]
+                     ).float() / (n * d)
+
+
+def rfftfreq(n, d=1.0):
+    """torch.fft.rfftfreq made on the device by arange."""
+    return torch.arange(0, n // 2 + 1, device="cuda").float() / (n * d)
+
+
 class SideUploads:
     """Inputs uploaded one item ahead from two reused pinned host buffers on a side stream: `upload(i, ...)` copies
     from buffer i % 2 once that buffer's previous upload has finished, and returns the device tensors and the event
