@@ -267,6 +267,10 @@ import batch66  # noqa: E402
 import batch66_b  # noqa: E402
 import batch67  # noqa: E402
 import batch67_b  # noqa: E402
+import batch68  # noqa: E402
+import batch68_b  # noqa: E402
+import batch69  # noqa: E402
+import batch69_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -293,6 +297,8 @@ for _batch in (
     batch65, batch65_b,
     batch66, batch66_b,
     batch67, batch67_b,
+    batch68, batch68_b,
+    batch69, batch69_b,
 ):
     _batch.register(sys.modules[__name__])
 
