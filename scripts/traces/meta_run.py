@@ -24,8 +24,10 @@ os.environ.pop("RECORD_SMOKE", None)
 import torch  # noqa: E402
 
 TRACES_DIR = os.environ.get("TRACES_DIR", os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, TRACES_DIR)
+# TRACES_DIR goes in front of this script's own folder, so that another checkout's record.py and batch files are
+# the ones imported (in the other order its workloads were never found).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TRACES_DIR)
 
 import redirect_cuda  # noqa: E402
 

@@ -14,6 +14,7 @@ aliases of an input (views, in-place and out= ops).
 
 import contextlib
 import functools
+import sys
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -181,6 +182,9 @@ def workload(name):
 
     import record
 
+    if name not in record.WORKLOADS:
+        sys.exit(f"no workload named {name!r} in {record.__file__} ({len(record.WORKLOADS)} workloads; "
+                 "TRACES_DIR names another checkout's scripts/traces)")
     _, fn = record.WORKLOADS[name]
     torch.manual_seed(0)
     return fn, random.Random(f"expanse-{name}")
