@@ -271,6 +271,10 @@ import batch68  # noqa: E402
 import batch68_b  # noqa: E402
 import batch69  # noqa: E402
 import batch69_b  # noqa: E402
+import batch70  # noqa: E402
+import batch70_b  # noqa: E402
+import batch71  # noqa: E402
+import batch71_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -299,6 +303,8 @@ for _batch in (
     batch67, batch67_b,
     batch68, batch68_b,
     batch69, batch69_b,
+    batch70, batch70_b,
+    batch71, batch71_b,
 ):
     _batch.register(sys.modules[__name__])
 
