@@ -64,13 +64,17 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// 3), where `--backend cuda` gives the model's figure too while the live
 /// native run and PyTorch's replay agree on PyTorch's, and on the
 /// sixty-fourth: rep_count_form_video_train 2 MiB above (38, call 3; its
-/// live native run reserved a third figure, 28 MiB below the replay). Not
+/// live native run reserved a third figure, 28 MiB below the replay), and
+/// on the sixty-sixth and sixty-eighth: photoz_mdn_catalog_serve (two
+/// streams) and backbone_frame_diffusion_train 2 MiB below,
+/// antibody_span_mlm_finetune 2 MiB above (39, calls 1 and 3). Not
 /// explained: on cl4srec_train, tabnet_train, cgcnn_crystal_train,
 /// gan_inversion_pti, vqgan_tokenizer_train, ealstm_streamflow_train,
-/// gat_swarm_dagger_train, calo_flow_shower_train and
-/// neuropixels_template_spikesort the model's figure is the one the live
-/// native run reserved, while PyTorch's replay in its own process got the
-/// other, so the driver
+/// gat_swarm_dagger_train, calo_flow_shower_train,
+/// neuropixels_template_spikesort, photoz_mdn_catalog_serve,
+/// backbone_frame_diffusion_train and antibody_span_mlm_finetune the
+/// model's figure is the one the live native run reserved, while
+/// PyTorch's replay in its own process got the other, so the driver
 /// itself places segments differently from one process to the next (what
 /// else the process loaded); on ipa_structure_train, audio_kd_train,
 /// dcp_registration_train, pomo_tsp_train and vla_multiview_finetune the
@@ -98,6 +102,9 @@ const KNOWN: &[(&str, &str, u64)] = &[
     ("neuropixels_template_spikesort", "native", 6_008_340_480),
     ("lidar_sceneflow_serve", "native", 1_004_535_808),
     ("rep_count_form_video_train", "native", 1_327_497_216),
+    ("photoz_mdn_catalog_serve", "native", 1_012_924_416),
+    ("backbone_frame_diffusion_train", "native", 1_954_545_664),
+    ("antibody_span_mlm_finetune", "native", 2_357_198_848),
 ];
 
 /// Every recorded trace, both PyTorch modes, on one backend: the peaks that
