@@ -270,11 +270,11 @@ pub const MOVE_WHOLE_FIRST: bool = true;
 /// many wins as the default (7 of 8) at a higher geometric mean (1.0562
 /// against 1.0432), changing where pages moved on traces it was not meant
 /// for (`docs/policy-study.md`, thirtieth and thirty-first rounds). Over
-/// the 503 held-out traces after the sixty-fifth batch it is level with
-/// the default (1.0766 against 1.0752, 373 wins each), within the
-/// default's own sensitivity to page sizes, and behind it on twenty-four
-/// of the thirty-seven batches since (twenty-ninth to sixty-fifth; rounds
-/// 32 to 59).
+/// the 535 held-out traces after the sixty-ninth batch it is level with
+/// the default (1.0778 against 1.0760, 399 wins each), within the
+/// default's own sensitivity to page sizes, and behind it on twenty-seven
+/// of the forty-one batches since (twenty-ninth to sixty-ninth; rounds
+/// 32 to 63).
 pub const OVERSHOOT_SHARE: u64 = 0;
 
 /// expanse's default reuse window: 0, every free page may move.
