@@ -275,6 +275,10 @@ import batch70  # noqa: E402
 import batch70_b  # noqa: E402
 import batch71  # noqa: E402
 import batch71_b  # noqa: E402
+import batch72  # noqa: E402
+import batch72_b  # noqa: E402
+import batch73  # noqa: E402
+import batch73_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -305,6 +309,8 @@ for _batch in (
     batch69, batch69_b,
     batch70, batch70_b,
     batch71, batch71_b,
+    batch72, batch72_b,
+    batch73, batch73_b,
 ):
     _batch.register(sys.modules[__name__])
 
