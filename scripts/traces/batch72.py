@@ -349,6 +349,18 @@ class _HiFiGenerator(_nn.Module):
         return torch.tanh(self.post(_F.leaky_relu(x)))
 
 
+def _feature_stack(x, convs, post):
+    """A HiFi-GAN discriminator's conv stack: its scores, flattened, and every layer's features (for the
+    feature-matching loss)."""
+    fmaps = []
+    for c in convs:
+        x = _F.leaky_relu(c(x), 0.1)
+        fmaps.append(x)
+    x = post(x)
+    fmaps.append(x)
+    return x.flatten(1), fmaps
+
+
 class _PeriodD(_nn.Module):
     def __init__(self, period, chans=(32, 128, 512, 1024)):
         super().__init__()
@@ -362,13 +374,7 @@ class _PeriodD(_nn.Module):
         b, _, t = x.shape
         pad = (self.p - t % self.p) % self.p
         x = _F.pad(x, (0, pad), mode="reflect").view(b, 1, (t + pad) // self.p, self.p)
-        fmaps = []
-        for c in self.convs:
-            x = _F.leaky_relu(c(x), 0.1)
-            fmaps.append(x)
-        x = self.post(x)
-        fmaps.append(x)
-        return x.flatten(1), fmaps
+        return _feature_stack(x, self.convs, self.post)
 
 
 class _ScaleD(_nn.Module):
@@ -380,13 +386,7 @@ class _ScaleD(_nn.Module):
         self.post = _nn.Conv1d(1024, 1, 3, padding=1)
 
     def forward(self, x):
-        fmaps = []
-        for c in self.convs:
-            x = _F.leaky_relu(c(x), 0.1)
-            fmaps.append(x)
-        x = self.post(x)
-        fmaps.append(x)
-        return x.flatten(1), fmaps
+        return _feature_stack(x, self.convs, self.post)
 
 
 class _HiFiDiscriminators(_nn.Module):
