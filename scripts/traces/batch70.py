@@ -395,9 +395,7 @@ def phasenet_continuous_pick_serve(rng):
             z, ev = nxt
             if i + 1 < nreq:
                 nxt = up.upload(i + 1, plan[i + 1][0] * 3 * plan[i + 1][1])
-            cur = torch.cuda.current_stream()
-            cur.wait_event(ev)
-            z.record_stream(cur)
+            SideUploads.ready(ev, z)
             x = z.view(s, 3, t).float()
             nw = (t - win) // hop + 1
             w = x.unfold(-1, win, hop).permute(0, 2, 1, 3).reshape(s * nw, 3, win)

@@ -503,9 +503,7 @@ def microseismic_stack_locate_serve(rng):
         z, ev = nxt
         if i + 1 < nreq:
             nxt = up.upload(i + 1, plan[i + 1][0] * nrec * 3 * plan[i + 1][1])
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        z.record_stream(cur)
+        SideUploads.ready(ev, z)
         with torch.no_grad():
             x = z.view(ne, nrec, 3, nt).float() * 1e-3
             f = rfftfreq(nt, 1 / fs)

@@ -548,9 +548,7 @@ def core_power_surrogate_serve(rng):
 
     def take(item, n):
         z, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        z.record_stream(cur)
+        SideUploads.ready(ev, z)
         return z.view(n, 4, _CORE_N, _CORE_N)
 
     def figures(p):
@@ -727,9 +725,7 @@ def sxr_tomography_inversion_serve(rng):
 
     def take(item, n):
         z, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        z.record_stream(cur)
+        SideUploads.ready(ev, z)
         return z.view(n, nch)
 
     def tikhonov(b):

@@ -541,9 +541,7 @@ def encodec_rvq_codec_serve(rng):
         if i + 1 < nreq:
             nxt = up.upload(i + 1, plan[i + 1][0] * plan[i + 1][1] * hop)
         raw, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        raw.record_stream(cur)
+        SideUploads.ready(ev, raw)
         x = raw.view(k, 1, frames * hop).float() / 32768.0
         with torch.no_grad():
             with torch.autocast("cuda", dtype=torch.bfloat16):

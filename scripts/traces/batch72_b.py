@@ -511,9 +511,7 @@ def mt3_transcribe_serve(rng):
         if i + 1 < nreq:
             nxt = up.upload(i + 1, plan[i + 1][0])
         raw, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        raw.record_stream(cur)
+        SideUploads.ready(ev, raw)
         with torch.no_grad():
             x = raw.float() / 32768.0
             spec = torch.stft(x, n_fft, hop, window=window, return_complex=True).abs()  # (F, frames)

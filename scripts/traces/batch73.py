@@ -570,9 +570,7 @@ def premise_selection_rerank_serve(rng):
         if i + 1 < nreq:
             nxt = up.upload(i + 1, plan[i + 1][0] * plan[i + 1][1])
         raw, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        raw.record_stream(cur)
+        SideUploads.ready(ev, raw)
         with torch.no_grad():
             goals = raw.view(g, gl).long()
             with torch.autocast("cuda", dtype=torch.bfloat16):

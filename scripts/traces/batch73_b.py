@@ -520,9 +520,7 @@ def symbolic_integration_beam_serve(rng):
         if i + 1 < nreq:
             nxt = up.upload(i + 1, plan[i + 1][0] * plan[i + 1][1])
         raw, ev = item
-        cur = torch.cuda.current_stream()
-        cur.wait_event(ev)
-        raw.record_stream(cur)
+        SideUploads.ready(ev, raw)
         with torch.no_grad():
             src = raw.view(g, sl).long()
             rows = g * beam

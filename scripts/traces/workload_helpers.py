@@ -257,3 +257,12 @@ class SideUploads:
             ev.record(self.side)
         self.done[slot] = ev
         return (*out, ev)
+
+    @staticmethod
+    def ready(ev, *tensors):
+        """The consumer's side of `upload`: the current stream waits on its event, and each tensor is
+        record_stream'ed on it so that its memory is not reused before this stream's work on it ends."""
+        cur = torch.cuda.current_stream()
+        cur.wait_event(ev)
+        for t in tensors:
+            t.record_stream(cur)
