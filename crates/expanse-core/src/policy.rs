@@ -270,11 +270,12 @@ pub const MOVE_WHOLE_FIRST: bool = true;
 /// many wins as the default (7 of 8) at a higher geometric mean (1.0562
 /// against 1.0432), changing where pages moved on traces it was not meant
 /// for (`docs/policy-study.md`, thirtieth and thirty-first rounds). Over
-/// the 535 held-out traces after the sixty-ninth batch it is level with
-/// the default (1.0778 against 1.0760, 399 wins each), within the
-/// default's own sensitivity to page sizes, and behind it on twenty-seven
-/// of the forty-one batches since (twenty-ninth to sixty-ninth; rounds
-/// 32 to 63).
+/// the 567 held-out traces after the seventy-third batch it is close to
+/// the default (1.0773 against 1.0761, 425 wins against 423), within the
+/// default's own sensitivity to page sizes, above twice PyTorch's driver
+/// estimate on two traces (the default on none), and behind it on
+/// twenty-eight of the forty-five batches since (twenty-ninth to
+/// seventy-third; rounds 32 to 67).
 pub const OVERSHOOT_SHARE: u64 = 0;
 
 /// expanse's default reuse window: 0, every free page may move.
