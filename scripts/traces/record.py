@@ -279,6 +279,10 @@ import batch72  # noqa: E402
 import batch72_b  # noqa: E402
 import batch73  # noqa: E402
 import batch73_b  # noqa: E402
+import batch74  # noqa: E402
+import batch74_b  # noqa: E402
+import batch75  # noqa: E402
+import batch75_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -311,6 +315,8 @@ for _batch in (
     batch71, batch71_b,
     batch72, batch72_b,
     batch73, batch73_b,
+    batch74, batch74_b,
+    batch75, batch75_b,
 ):
     _batch.register(sys.modules[__name__])
 
