@@ -283,6 +283,10 @@ import batch74  # noqa: E402
 import batch74_b  # noqa: E402
 import batch75  # noqa: E402
 import batch75_b  # noqa: E402
+import batch76  # noqa: E402
+import batch76_b  # noqa: E402
+import batch77  # noqa: E402
+import batch77_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -317,6 +321,8 @@ for _batch in (
     batch73, batch73_b,
     batch74, batch74_b,
     batch75, batch75_b,
+    batch76, batch76_b,
+    batch77, batch77_b,
 ):
     _batch.register(sys.modules[__name__])
 
