@@ -270,12 +270,12 @@ pub const MOVE_WHOLE_FIRST: bool = true;
 /// many wins as the default (7 of 8) at a higher geometric mean (1.0562
 /// against 1.0432), changing where pages moved on traces it was not meant
 /// for (`docs/policy-study.md`, thirtieth and thirty-first rounds). Over
-/// the 567 held-out traces after the seventy-third batch it is close to
-/// the default (1.0773 against 1.0761, 425 wins against 423), within the
+/// the 599 held-out traces after the seventy-seventh batch it is close to
+/// the default (1.0772 against 1.0762, 445 wins against 444), within the
 /// default's own sensitivity to page sizes, above twice PyTorch's driver
-/// estimate on two traces (the default on none), and behind it on
-/// twenty-eight of the forty-five batches since (twenty-ninth to
-/// seventy-third; rounds 32 to 67).
+/// estimate on three traces (the default on none), and behind it on
+/// twenty-nine of the forty-nine batches since (twenty-ninth to
+/// seventy-seventh; rounds 32 to 71).
 pub const OVERSHOOT_SHARE: u64 = 0;
 
 /// expanse's default reuse window: 0, every free page may move.
