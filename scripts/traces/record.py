@@ -287,6 +287,10 @@ import batch76  # noqa: E402
 import batch76_b  # noqa: E402
 import batch77  # noqa: E402
 import batch77_b  # noqa: E402
+import batch78  # noqa: E402
+import batch78_b  # noqa: E402
+import batch79  # noqa: E402
+import batch79_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -323,6 +327,8 @@ for _batch in (
     batch75, batch75_b,
     batch76, batch76_b,
     batch77, batch77_b,
+    batch78, batch78_b,
+    batch79, batch79_b,
 ):
     _batch.register(sys.modules[__name__])
 
