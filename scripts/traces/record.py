@@ -291,6 +291,8 @@ import batch78  # noqa: E402
 import batch78_b  # noqa: E402
 import batch79  # noqa: E402
 import batch79_b  # noqa: E402
+import batch80  # noqa: E402
+import batch80_b  # noqa: E402
 import batch81  # noqa: E402
 import batch81_b  # noqa: E402
 
@@ -331,6 +333,7 @@ for _batch in (
     batch77, batch77_b,
     batch78, batch78_b,
     batch79, batch79_b,
+    batch80, batch80_b,
     batch81, batch81_b,
 ):
     _batch.register(sys.modules[__name__])
