@@ -7,6 +7,8 @@ Prints, per workload, the op outputs counted (about 1.8x as many events in a GPU
 (fp32: autocast is off, so a bf16 run on the GPU holds less) and the time taken, then "META OK". The step counts
 of a blind batch are sized with it (docs/blind-batches.md: 0.27-0.36M op outputs, at most about 7.5 GB).
 META_SDPA=eff: attention through the memory-efficient kernel's meta function instead of the math path.
+A lookup (`embedding`, `index_select`) with an integer `arange` reaching past the table's rows stops the run with
+IndexPastTable: the meta device checks no index, and on the GPU that is a device-side assert.
 
 Every "cuda" device is mapped to "meta" (factory device=, .cuda(), .to("cuda"), torch.device("cuda"), Module.to),
 pinned memory off, streams/events no-ops, autocast a no-op (fp32 sizes counted), readbacks (.item(), .tolist(),
@@ -151,8 +153,28 @@ if os.environ.get("META_SDPA") == "eff":
     torch.nn.functional.scaled_dot_product_attention = _sdpa_eff
 
 
+class IndexPastTable(IndexError):
+    """A table looked up with an `arange` reaching past its rows: on the GPU, a device-side assert."""
+
+
+def _arange_last(func, args, kwargs, n):
+    """The last value of an integer `aten.arange` output of n elements, from its arguments (None if unknown)."""
+    start, step = 0, 1
+    if func._overloadname in ("start", "start_step", "start_out"):
+        start = args[0]
+    if func._overloadname in ("start_step", "start_out"):
+        step = args[2] if len(args) > 2 else kwargs.get("step", 1)
+    if n == 0 or not all(isinstance(v, int) for v in (start, step)):
+        return None
+    return start + step * (n - 1)
+
+
 class CountMeta(redirect_cuda.CountOutputs):
-    """redirect_cuda's count, and the bytes of the live meta storages, with their peak."""
+    """redirect_cuda's count, and the bytes of the live meta storages, with their peak. It also knows the values of
+    integer `arange` outputs (their storages, so views of them too), and stops a workload that looks up a table
+    (`embedding`, `index_select`) with one reaching past the table's rows: the meta device checks no index, and the
+    seventy-ninth batch's claim_evidence_verify_train indexed a position table of 242 rows with positions up to 247
+    only at its real sizes (docs/blind-batches.md)."""
 
     def __init__(self):
         super().__init__()
@@ -160,6 +182,29 @@ class CountMeta(redirect_cuda.CountOutputs):
         self.peak = 0
         self.keys = {}
         self.nonmeta = 0
+        self.ranges = {}  # storage key -> last value of the integer arange that made it
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        packet = func.overloadpacket
+        if packet is torch.ops.aten.embedding:
+            self._check(args[1], args[0].shape[0], "embedding")
+        elif packet is torch.ops.aten.index_select:
+            self._check(args[2], args[0].shape[args[1]], "index_select")
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        if packet is torch.ops.aten.arange and isinstance(out, torch.Tensor) and not out.dtype.is_floating_point:
+            last = _arange_last(func, args, kwargs, out.numel())
+            if last is not None:
+                key = out.untyped_storage()._cdata
+                self.ranges[key] = last
+                weakref.finalize(out.untyped_storage(), self.ranges.pop, key, None)
+        return out
+
+    def _check(self, index, rows, op):
+        last = self.ranges.get(index.untyped_storage()._cdata) if isinstance(index, torch.Tensor) else None
+        if last is not None and last >= rows:
+            raise IndexPastTable(f"{op} of a table of {rows} rows with an arange reaching {last}: an index past the "
+                                 "table, a device-side assert on the GPU")
 
     def _free(self, key):
         n = self.keys.pop(key, None)
