@@ -295,6 +295,8 @@ import batch80  # noqa: E402
 import batch80_b  # noqa: E402
 import batch81  # noqa: E402
 import batch81_b  # noqa: E402
+import batch83  # noqa: E402
+import batch83_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -335,6 +337,7 @@ for _batch in (
     batch79, batch79_b,
     batch80, batch80_b,
     batch81, batch81_b,
+    batch83, batch83_b,
 ):
     _batch.register(sys.modules[__name__])
 
