@@ -295,6 +295,8 @@ import batch80  # noqa: E402
 import batch80_b  # noqa: E402
 import batch81  # noqa: E402
 import batch81_b  # noqa: E402
+import batch82  # noqa: E402
+import batch82_b  # noqa: E402
 import batch83  # noqa: E402
 import batch83_b  # noqa: E402
 
@@ -337,6 +339,7 @@ for _batch in (
     batch79, batch79_b,
     batch80, batch80_b,
     batch81, batch81_b,
+    batch82, batch82_b,
     batch83, batch83_b,
 ):
     _batch.register(sys.modules[__name__])
