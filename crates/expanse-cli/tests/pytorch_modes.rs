@@ -70,14 +70,15 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// antibody_span_mlm_finetune 2 MiB above (39, calls 1 and 3), and on
 /// the seventy-fourth and seventy-seventh:
 /// regional_claims_quantile_forecast_serve (two streams) 2 MiB above and
-/// demand_quantile_forecast_train 2 MiB below (41, calls 1 and 4). Not
-/// explained: on cl4srec_train, tabnet_train, cgcnn_crystal_train,
+/// demand_quantile_forecast_train 2 MiB below (41, calls 1 and 4), and on
+/// the eighty-third: virtual_tryon_warp_train 2 MiB above (43, call 5).
+/// Not explained: on cl4srec_train, tabnet_train, cgcnn_crystal_train,
 /// gan_inversion_pti, vqgan_tokenizer_train, ealstm_streamflow_train,
 /// gat_swarm_dagger_train, calo_flow_shower_train,
 /// neuropixels_template_spikesort, photoz_mdn_catalog_serve,
 /// backbone_frame_diffusion_train, antibody_span_mlm_finetune,
-/// regional_claims_quantile_forecast_serve and
-/// demand_quantile_forecast_train the
+/// regional_claims_quantile_forecast_serve,
+/// demand_quantile_forecast_train and virtual_tryon_warp_train the
 /// model's figure is the one the live native run reserved, while
 /// PyTorch's replay in its own process got the other, so the driver
 /// itself places segments differently from one process to the next (what
@@ -112,6 +113,7 @@ const KNOWN: &[(&str, &str, u64)] = &[
     ("antibody_span_mlm_finetune", "native", 2_357_198_848),
     ("regional_claims_quantile_forecast_serve", "native", 2_545_942_528),
     ("demand_quantile_forecast_train", "native", 3_214_934_016),
+    ("virtual_tryon_warp_train", "native", 2_455_764_992),
 ];
 
 /// Every recorded trace, both PyTorch modes, on one backend: the peaks that
