@@ -158,13 +158,14 @@ class IndexPastTable(IndexError):
 
 
 def _arange_last(func, args, kwargs, n):
-    """The last value of an integer `aten.arange` output of n elements, from its arguments (None if unknown)."""
+    """The last (largest) value of an increasing integer `aten.arange` output of n elements, from its arguments
+    (None if unknown)."""
     start, step = 0, 1
     if func._overloadname in ("start", "start_step", "start_out"):
         start = args[0]
     if func._overloadname in ("start_step", "start_out"):
         step = args[2] if len(args) > 2 else kwargs.get("step", 1)
-    if n == 0 or not all(isinstance(v, int) for v in (start, step)):
+    if n == 0 or not all(isinstance(v, int) for v in (start, step)) or step <= 0:
         return None
     return start + step * (n - 1)
 
@@ -182,7 +183,7 @@ class CountMeta(redirect_cuda.CountOutputs):
         self.peak = 0
         self.keys = {}
         self.nonmeta = 0
-        self.ranges = {}  # storage key -> last value of the integer arange that made it
+        self.ranges = {}  # storage key -> (last value, elements) of the integer arange that made it
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -196,13 +197,18 @@ class CountMeta(redirect_cuda.CountOutputs):
             last = _arange_last(func, args, kwargs, out.numel())
             if last is not None:
                 key = out.untyped_storage()._cdata
-                self.ranges[key] = last
+                self.ranges[key] = (last, out.numel())
                 weakref.finalize(out.untyped_storage(), self.ranges.pop, key, None)
         return out
 
     def _check(self, index, rows, op):
-        last = self.ranges.get(index.untyped_storage()._cdata) if isinstance(index, torch.Tensor) else None
-        if last is not None and last >= rows:
+        known = self.ranges.get(index.untyped_storage()._cdata) if isinstance(index, torch.Tensor) else None
+        if known is None or index.numel() == 0:
+            return
+        last, n = known
+        # Only a view that reaches the arange's last element holds its largest value (a slice may stop short).
+        reach = index.storage_offset() + sum((size - 1) * stride for size, stride in zip(index.shape, index.stride()))
+        if reach == n - 1 and last >= rows:
             raise IndexPastTable(f"{op} of a table of {rows} rows with an arange reaching {last}: an index past the "
                                  "table, a device-side assert on the GPU")
 

@@ -36,6 +36,8 @@ def main():
         ("every 2nd of 0-240", False, lambda: table(torch.arange(0, 241, 2, device="meta"))),
         ("every 2nd of 0-242", True, lambda: table(torch.arange(0, 243, 2, device="meta"))),
         ("a view of 0-247", True, lambda: table(torch.arange(248, device="meta")[None].expand(3, 248))),
+        ("the first 200 of 0-247 (a slice)", False, lambda: table(torch.arange(248, device="meta")[:200])),
+        ("the last 10 of 0-247 (a slice)", True, lambda: table(torch.arange(248, device="meta")[238:])),
         ("index_select of 0-247", True, lambda: weights.index_select(0, torch.arange(248, device="meta"))),
         ("index_select of 0-7 along 8 columns", False, lambda: weights.index_select(1, torch.arange(8, device="meta"))),
         ("an arange shifted by an op (values unknown)", False, lambda: table(torch.arange(248, device="meta") - 10)),
