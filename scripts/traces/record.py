@@ -299,6 +299,8 @@ import batch82  # noqa: E402
 import batch82_b  # noqa: E402
 import batch83  # noqa: E402
 import batch83_b  # noqa: E402
+import batch84  # noqa: E402
+import batch84_b  # noqa: E402
 import batch85  # noqa: E402
 import batch85_b  # noqa: E402
 
@@ -343,6 +345,7 @@ for _batch in (
     batch81, batch81_b,
     batch82, batch82_b,
     batch83, batch83_b,
+    batch84, batch84_b,
     batch85, batch85_b,
 ):
     _batch.register(sys.modules[__name__])
