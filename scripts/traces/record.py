@@ -307,6 +307,8 @@ import batch86  # noqa: E402
 import batch86_b  # noqa: E402
 import batch87  # noqa: E402
 import batch87_b  # noqa: E402
+import batch88  # noqa: E402
+import batch88_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -353,6 +355,7 @@ for _batch in (
     batch85, batch85_b,
     batch86, batch86_b,
     batch87, batch87_b,
+    batch88, batch88_b,
 ):
     _batch.register(sys.modules[__name__])
 
