@@ -309,6 +309,8 @@ import batch87  # noqa: E402
 import batch87_b  # noqa: E402
 import batch88  # noqa: E402
 import batch88_b  # noqa: E402
+import batch89  # noqa: E402
+import batch89_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -356,6 +358,7 @@ for _batch in (
     batch86, batch86_b,
     batch87, batch87_b,
     batch88, batch88_b,
+    batch89, batch89_b,
 ):
     _batch.register(sys.modules[__name__])
 
