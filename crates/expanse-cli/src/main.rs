@@ -70,9 +70,10 @@ REPLAY OPTIONS:
     --history-entries N    Keep only the newest N history entries (default: all)
     --peak-snapshot FILE.pickle
                            The same when reserved memory peaked (the trace
-                           replayed again up to that event), and where the
+                           replayed again up to that event), where the
                            memory not in use sat then (free blocks, the
-                           largest, the small pool's share)
+                           largest, the small pool's share), and what the
+                           request that raised the peak found free before it
 
 A progress bar shows on stderr when a replay passes a second and stderr is
 a terminal.
@@ -251,7 +252,9 @@ fn write_snapshot(path: &Path, snapshot: &expanse_core::Snapshot) -> Result<Stri
 
 /// `--peak-snapshot FILE`: replay the trace again up to the event during
 /// which reserved memory peaked in the replay `r`, snapshot it there and
-/// write the snapshot; returns where the reserved memory sat. Replays are
+/// write the snapshot; returns where the reserved memory sat then, and
+/// just before that event (a third replay, one event shorter: where the
+/// request that raised the peak looked for room). Replays are
 /// deterministic (decisions never depend on raw addresses), and a second
 /// replay that reserves another peak is an error, not a wrong snapshot.
 fn peak_snapshot(
@@ -260,7 +263,10 @@ fn peak_snapshot(
     config: Config,
     r: &replay::Report,
     file: &Path,
-) -> Result<peak::Layout, String> {
+) -> Result<(peak::Layout, peak::Layout), String> {
+    let mut before = watch::Watch::new(&format!("{} up to its peak", trace_name(path)), Some(1), false);
+    replay_first(path, o, config.clone(), r.peak_reserved_event.saturating_sub(1), &mut before)?;
+    let before = peak::Layout::of(before.snapshot.as_ref().ok_or("the replay before the peak took no snapshot")?);
     let mut watch = watch::Watch::new(&format!("{} up to its peak", trace_name(path)), Some(o.history_entries), false);
     let again = replay_first(path, o, config, r.peak_reserved_event, &mut watch)?;
     let snapshot = watch.snapshot.as_ref().ok_or("the peak replay took no snapshot")?;
@@ -273,7 +279,7 @@ fn peak_snapshot(
         ));
     }
     write_snapshot(file, snapshot)?;
-    Ok(peak::Layout::of(snapshot))
+    Ok((peak::Layout::of(snapshot), before))
 }
 
 /// `--plot FILE` for one of `count` traces: FILE itself, or FILE.<name>.svg.
@@ -305,17 +311,20 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     }
     let mut at_peak = None;
     if let Some(file) = &o.peak_snapshot {
-        let layout = peak_snapshot(path, &o, config, &r, file)?;
+        let (layout, before) = peak_snapshot(path, &o, config, &r, file)?;
         let line = format!(
-            "{} (after event {} of {}, trace line {}): {}",
+            "{} (after event {} of {}, trace line {}): {}{}",
             file.display(),
             r.peak_reserved_event,
             r.events,
             r.peak_reserved_line,
-            layout.describe()
+            layout.describe(),
+            r.peak_request_bytes.map(|b| before.describe_request(b)).unwrap_or_default()
         );
         written.push(("peak snapshot", line));
-        at_peak = Some(layout.to_json(&file.display().to_string(), r.peak_reserved_event, r.peak_reserved_line));
+        let mut j = layout.to_json(&file.display().to_string(), r.peak_reserved_event, r.peak_reserved_line);
+        j["before"] = before.to_json_before(r.peak_reserved_event.saturating_sub(1), r.peak_request_bytes);
+        at_peak = Some(j);
     }
     if let Some(file) = &o.plot {
         let title = format!("{}: {} ({} backend)", trace_name(path), conf_str, o.backend.name());

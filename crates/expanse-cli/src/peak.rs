@@ -68,9 +68,51 @@ impl Layout {
         })
     }
 
+    /// What the request of `bytes` that raised reserved memory to its
+    /// peak found, this being the layout just before it: whether the free
+    /// memory would have held it in one block, in all its blocks together,
+    /// or not at all. (A request no larger than the largest free block can
+    /// still raise the peak: that block may be of the other pool or of a
+    /// stream it may not be lent from yet.)
+    pub fn describe_request(self, bytes: u64) -> String {
+        if self.free == 0 {
+            return format!("; the peak came with a request of {} and nothing free before it", mib(bytes));
+        }
+        let fit = if bytes <= self.largest_free_block {
+            "no larger than the largest free block"
+        } else if bytes <= self.free {
+            "more than any one free block but not more than all of them"
+        } else {
+            "more than all of them"
+        };
+        format!(
+            "; the peak came with a request of {} when {} was free in {} blocks, the largest {}: {fit}",
+            mib(bytes),
+            mib(self.free),
+            self.free_blocks,
+            mib(self.largest_free_block)
+        )
+    }
+
+    /// The layout just before the event that raised reserved memory to
+    /// its peak (`event` events replayed), with that event's request.
+    pub fn to_json_before(self, event: usize, request: Option<u64>) -> serde_json::Value {
+        serde_json::json!({
+            "event": event,
+            "request_bytes": request,
+            "segments": self.segments,
+            "reserved_bytes": self.reserved,
+            "allocated_bytes": self.allocated,
+            "pending_free_bytes": self.pending_free,
+            "free_bytes": self.free,
+            "free_blocks": self.free_blocks,
+            "largest_free_block_bytes": self.largest_free_block,
+            "free_small_pool_bytes": self.free_small_pool,
+        })
+    }
+
     /// One line for people.
     pub fn describe(self) -> String {
-        let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
         format!(
             "reserved {} in {} segments: allocated {}, free {} in {} blocks (largest {}, small pool {}), waiting for streams {}",
             mib(self.reserved),
@@ -83,4 +125,9 @@ impl Layout {
             mib(self.pending_free)
         )
     }
+}
+
+/// Bytes as MiB with one decimal.
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
 }

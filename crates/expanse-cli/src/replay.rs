@@ -23,6 +23,8 @@ pub struct Report {
     /// and that event's trace line.
     pub peak_reserved_event: usize,
     pub peak_reserved_line: usize,
+    /// The bytes that event requested, when it was an allocation.
+    pub peak_request_bytes: Option<u64>,
     pub final_reserved_bytes: u64,
     /// Mean of reserved bytes over the events replayed, each event weighing
     /// the same (the trace has no clock: "time" is the event index),
@@ -76,6 +78,7 @@ impl Report {
             "peak_reserved_bytes": self.peak_reserved_bytes,
             "peak_reserved_event": self.peak_reserved_event,
             "peak_reserved_line": self.peak_reserved_line,
+            "peak_request_bytes": self.peak_request_bytes,
             "final_reserved_bytes": self.final_reserved_bytes,
             "time_weighted_reserved_bytes": self.time_weighted_reserved_bytes,
             "fragmentation": self.fragmentation(),
@@ -143,7 +146,18 @@ pub fn run(
     let start = Instant::now();
     // On a failure too, what is live is freed below: the device is left clean.
     let outcome = play(events, &mut streams, &mut alloc, &mut p, observer);
-    let Progress { live, peak_requested, oom, done, stream_count, reserved_sum, peak_event, peak_line, .. } = p;
+    let Progress {
+        live,
+        peak_requested,
+        oom,
+        done,
+        stream_count,
+        reserved_sum,
+        peak_event,
+        peak_line,
+        peak_request,
+        ..
+    } = p;
     let seconds = start.elapsed().as_secs_f64();
     observer.end(&mut alloc);
     let s = alloc.stats();
@@ -155,6 +169,7 @@ pub fn run(
         peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
         peak_reserved_event: peak_event,
         peak_reserved_line: peak_line,
+        peak_request_bytes: peak_request,
         final_reserved_bytes: s.reserved_bytes.all.current as u64,
         time_weighted_reserved_bytes: if done == 0 { 0 } else { (reserved_sum / done as u128) as u64 },
         num_alloc_retries: s.num_alloc_retries,
@@ -193,6 +208,8 @@ struct Progress {
     peak_reserved: i64,
     peak_event: usize,
     peak_line: usize,
+    /// The bytes the event that reached the peak requested (an allocation).
+    peak_request: Option<u64>,
 }
 
 /// Replay `events` until the end, an out-of-memory (recorded in `p`) or a
@@ -206,6 +223,10 @@ fn play(
 ) -> Result<(), Failed> {
     for ev in events {
         let (line, ev) = ev.map_err(Failed::Trace)?;
+        let request = match ev {
+            Event::Alloc { size, .. } => Some(size),
+            Event::Free { .. } => None,
+        };
         match ev {
             Event::Alloc { id, size, stream } => {
                 p.stream_count = p.stream_count.max(stream + 1);
@@ -234,7 +255,7 @@ fn play(
         // peak reached and left within one event counts too.
         let peak = alloc.stats().reserved_bytes.all.peak;
         if peak > p.peak_reserved {
-            (p.peak_reserved, p.peak_event, p.peak_line) = (peak, p.done, line);
+            (p.peak_reserved, p.peak_event, p.peak_line, p.peak_request) = (peak, p.done, line, request);
         }
         observer.event(p.done, alloc);
     }

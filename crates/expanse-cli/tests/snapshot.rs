@@ -284,6 +284,52 @@ fn the_peak_snapshot_shows_the_state_when_reserved_memory_peaked() {
 }
 
 #[test]
+fn the_peak_snapshot_says_what_the_peak_request_found_free() {
+    // PyTorch's expandable segments, worked by hand: large-pool pages of
+    // 20 MiB. 8 + 8 + 4 MiB fill the first page; freeing the first 8 and
+    // the 4 leaves 12 MiB free in two blocks (8 at the start, 4 at the
+    // end). A 10 MiB request fits neither: the segment maps a second page
+    // (40 MiB reserved, the peak, at the sixth event), though 12 MiB were
+    // free.
+    const MIB: u64 = 1 << 20;
+    let dir = scratch("peak-request");
+    let trace = dir.join("t.trace.csv");
+    let text = format!("a,1,{},0\na,2,{},0\na,3,{},0\nf,1\nf,3\na,4,{},0\n", 8 * MIB, 8 * MIB, 4 * MIB, 10 * MIB);
+    std::fs::write(&trace, text).unwrap();
+    let pickle = dir.join("p.pickle");
+    let conf = ["--conf", "expandable_segments:True,pytorch_compat:True"];
+    let (report, _) = snapshot_with("--peak-snapshot", &trace, &conf, &pickle);
+    assert_eq!(report["peak_reserved_bytes"], 40 * MIB);
+    assert_eq!(report["peak_reserved_event"], 6);
+    assert_eq!(report["peak_request_bytes"], 10 * MIB);
+    let before = &report["peak_snapshot"]["before"];
+    assert_eq!(before["event"], 5);
+    assert_eq!(before["request_bytes"], 10 * MIB);
+    assert_eq!(before["reserved_bytes"], 20 * MIB);
+    assert_eq!((before["free_bytes"].as_u64(), before["free_blocks"].as_u64()), (Some(12 * MIB), Some(2)));
+    assert_eq!(before["largest_free_block_bytes"], 8 * MIB);
+    // The line for people says the same.
+    let o = exe()
+        .args(["replay", trace.to_str().unwrap(), "--peak-snapshot", pickle.to_str().unwrap()])
+        .args(conf)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("a request of 10.0 MiB when 12.0 MiB was free in 2 blocks, the largest 8.0 MiB: more than any one free block but not more than all of them"),
+        "{out}"
+    );
+    // A peak set by a request larger than all the free memory: the first
+    // allocation of a trace, with nothing free before it.
+    let first = dir.join("first.trace.csv");
+    std::fs::write(&first, format!("a,1,{},0\nf,1\n", 30 * MIB)).unwrap();
+    let (report, _) = snapshot_with("--peak-snapshot", &first, &conf, &pickle);
+    assert_eq!(report["peak_reserved_event"], 1);
+    assert_eq!(report["peak_snapshot"]["before"]["free_bytes"], 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn the_peak_snapshot_of_a_real_trace_holds_its_peak() {
     // The default moves pages and lends across streams; the second replay
     // up to the peak must land on the same peak, and the snapshot's
