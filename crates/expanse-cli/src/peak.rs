@@ -53,10 +53,18 @@ impl Layout {
 
     /// The layout as a JSON object, with the event it was taken after.
     pub fn to_json(self, file: &str, event: usize, line: usize) -> serde_json::Value {
-        serde_json::json!({
-            "file": file,
-            "event": event,
-            "line": line,
+        self.json_with(serde_json::json!({ "file": file, "event": event, "line": line }))
+    }
+
+    /// The layout just before the event that raised reserved memory to
+    /// its peak (`event` events replayed), with that event's request.
+    pub fn to_json_before(self, event: usize, request: Option<u64>) -> serde_json::Value {
+        self.json_with(serde_json::json!({ "event": event, "request_bytes": request }))
+    }
+
+    /// `head`'s fields followed by the layout's.
+    fn json_with(self, mut head: serde_json::Value) -> serde_json::Value {
+        let figures = serde_json::json!({
             "segments": self.segments,
             "reserved_bytes": self.reserved,
             "allocated_bytes": self.allocated,
@@ -65,7 +73,11 @@ impl Layout {
             "free_blocks": self.free_blocks,
             "largest_free_block_bytes": self.largest_free_block,
             "free_small_pool_bytes": self.free_small_pool,
-        })
+        });
+        if let (Some(h), serde_json::Value::Object(f)) = (head.as_object_mut(), figures) {
+            h.extend(f);
+        }
+        head
     }
 
     /// What the request of `bytes` that raised reserved memory to its
@@ -92,23 +104,6 @@ impl Layout {
             self.free_blocks,
             mib(self.largest_free_block)
         )
-    }
-
-    /// The layout just before the event that raised reserved memory to
-    /// its peak (`event` events replayed), with that event's request.
-    pub fn to_json_before(self, event: usize, request: Option<u64>) -> serde_json::Value {
-        serde_json::json!({
-            "event": event,
-            "request_bytes": request,
-            "segments": self.segments,
-            "reserved_bytes": self.reserved,
-            "allocated_bytes": self.allocated,
-            "pending_free_bytes": self.pending_free,
-            "free_bytes": self.free,
-            "free_blocks": self.free_blocks,
-            "largest_free_block_bytes": self.largest_free_block,
-            "free_small_pool_bytes": self.free_small_pool,
-        })
     }
 
     /// One line for people.
