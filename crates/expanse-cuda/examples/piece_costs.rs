@@ -74,60 +74,96 @@ impl Probe {
         Ok(Probe { d, dev, prop, access })
     }
 
-    fn create(&self, size: usize) -> Result<CUmemGenericAllocationHandle, String> {
+    fn create(&self, size: usize) -> Result<Handle, String> {
         let mut h = 0;
         // SAFETY: the context is current; `h` and `prop` are live.
         ok(unsafe { (self.d.mem_create)(&mut h, size, &self.prop, 0) }, "cuMemCreate")?;
-        Ok(h)
+        Ok(Handle(h))
     }
 
-    fn release(&self, h: CUmemGenericAllocationHandle) -> CUresult {
-        // SAFETY: `h` came from `create` and is released once.
-        unsafe { (self.d.mem_release)(h) }
+    fn release(&self, h: Handle) -> CUresult {
+        // SAFETY: `h` came from `create` and is consumed here, so it is
+        // released once; a mapping still using it keeps its memory alive.
+        unsafe { (self.d.mem_release)(h.0) }
     }
 
-    fn reserve(&self, size: usize) -> Result<CUdeviceptr, String> {
+    fn reserve(&self, size: usize) -> Result<Reservation, String> {
         let mut va = 0;
         // SAFETY: the context is current; `va` is a live local.
         ok(unsafe { (self.d.mem_address_reserve)(&mut va, size, 0, 0, 0) }, "cuMemAddressReserve")?;
-        Ok(va)
+        Ok(Reservation { va, size })
     }
 
-    fn free_reservation(&self, va: CUdeviceptr, size: usize) -> CUresult {
-        // SAFETY: `va`/`size` is a reservation of ours with nothing mapped.
-        unsafe { (self.d.mem_address_free)(va, size) }
+    fn free_reservation(&self, r: Reservation) -> CUresult {
+        // SAFETY: `r` came from `reserve` and is consumed here; the driver
+        // refuses (with a status) a reservation that still has mappings.
+        unsafe { (self.d.mem_address_free)(r.va, r.size) }
     }
 
-    fn map(&self, va: CUdeviceptr, size: usize, offset: usize, h: CUmemGenericAllocationHandle) -> CUresult {
-        // SAFETY: `va` lies in a reservation of ours and `h` is live; the
-        // driver checks ranges and offsets and answers with a status.
-        unsafe { (self.d.mem_map)(va, size, offset, h, 0) }
+    /// Map `size` bytes of `h` from `offset` at `at` bytes into `r`.
+    fn map(&self, r: &Reservation, at: usize, size: usize, h: &Handle, offset: usize) -> CUresult {
+        let Some(va) = r.range(at, size) else { return INVALID };
+        // SAFETY: the range lies in a reservation of ours and `h` is live;
+        // the driver checks sizes and offsets and answers with a status.
+        unsafe { (self.d.mem_map)(va, size, offset, h.0, 0) }
     }
 
-    fn unmap(&self, va: CUdeviceptr, size: usize) -> CUresult {
-        // SAFETY: `va` lies in a reservation of ours; a range the driver
-        // does not accept is a status, not undefined behaviour.
+    /// Unmap `size` bytes at `at` bytes into `r`.
+    fn unmap(&self, r: &Reservation, at: usize, size: usize) -> CUresult {
+        let Some(va) = r.range(at, size) else { return INVALID };
+        // SAFETY: the range lies in a reservation of ours, so no mapping
+        // of anyone else's goes; a range the driver does not accept is a
+        // status.
         unsafe { (self.d.mem_unmap)(va, size) }
     }
 
-    fn set_access(&self, va: CUdeviceptr, size: usize) -> CUresult {
+    /// Grant GPU 0 read-write access to `size` bytes at `at` bytes into `r`.
+    fn set_access(&self, r: &Reservation, at: usize, size: usize) -> CUresult {
+        let Some(va) = r.range(at, size) else { return INVALID };
         // SAFETY: `access` is live for the call; the range is ours.
         unsafe { (self.d.mem_set_access)(va, size, &self.access, 1) }
     }
 
-    /// Write `bytes` at `va`, read them back at `alias`; whether they match.
-    fn aliases(&self, va: CUdeviceptr, alias: CUdeviceptr, len: usize) -> Result<bool, String> {
+    /// Write `len` bytes at offset `a` of `r`, read them back at offset
+    /// `b`; whether they match.
+    fn aliases(&self, r: &Reservation, a: usize, b: usize, len: usize) -> Result<bool, String> {
+        let (Some(va), Some(vb)) = (r.range(a, len), r.range(b, len)) else {
+            return Err("alias check outside the reservation".into());
+        };
         let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
         let mut back = vec![0u8; len];
-        // SAFETY: both ranges are mapped with access; the host buffers are
-        // live and `len` bytes long.
+        // SAFETY: both ranges lie in our reservation (the driver refuses
+        // them with a status if unmapped); the host buffers are live and
+        // `len` bytes long.
         unsafe {
             ok((self.d.memcpy_htod)(va, data.as_ptr().cast::<c_void>(), len), "cuMemcpyHtoD")?;
-            ok((self.d.memcpy_dtoh)(back.as_mut_ptr().cast::<c_void>(), alias, len), "cuMemcpyDtoH")?;
+            ok((self.d.memcpy_dtoh)(back.as_mut_ptr().cast::<c_void>(), vb, len), "cuMemcpyDtoH")?;
         }
         Ok(data == back)
     }
 }
+
+/// A physical allocation of ours, released by [`Probe::release`].
+struct Handle(CUmemGenericAllocationHandle);
+
+/// A reservation of address space of ours, freed by
+/// [`Probe::free_reservation`]; every map, unmap and access grant stays
+/// inside one.
+struct Reservation {
+    va: CUdeviceptr,
+    size: usize,
+}
+
+impl Reservation {
+    /// The address `at` bytes in, when `size` bytes from there fit.
+    fn range(&self, at: usize, size: usize) -> Option<CUdeviceptr> {
+        (at.checked_add(size)? <= self.size).then(|| self.va + at as u64)
+    }
+}
+
+/// `CUDA_ERROR_INVALID_VALUE`: a range outside the reservation, refused
+/// before the driver sees it.
+const INVALID: CUresult = 1;
 
 fn ok(rc: CUresult, what: &str) -> Result<(), String> {
     if rc == sys::CUDA_SUCCESS {
@@ -171,80 +207,77 @@ impl Cases {
     }
 }
 
+/// Microseconds `n` calls took together, and the last status other than
+/// success (success if none).
+fn timed_each(n: usize, mut f: impl FnMut(usize) -> CUresult) -> (f64, CUresult) {
+    let t = Instant::now();
+    let mut rc = sys::CUDA_SUCCESS;
+    for i in 0..n {
+        let r = f(i);
+        if r != sys::CUDA_SUCCESS {
+            rc = r;
+        }
+    }
+    (t.elapsed().as_secs_f64() * 1e6, rc)
+}
+
 fn round(p: &Probe, c: &mut Cases, check: &mut Vec<bool>) -> Result<(), String> {
-    let va = p.reserve(HANDLE * 2)?;
-    let va2 = p.reserve(HANDLE * 2)?;
+    let a = p.reserve(HANDLE * 2)?;
+    let b = p.reserve(HANDLE * 2)?;
     // One 20 MiB handle, one mapping.
     let h = p.create(HANDLE)?;
-    c.add("map 20 MiB handle whole", timed(|| p.map(va, HANDLE, 0, h)));
-    c.add("set access 20 MiB, one mapping", timed(|| p.set_access(va, HANDLE)));
-    c.add("unmap 20 MiB, one mapping", timed(|| p.unmap(va, HANDLE)));
+    c.add("map 20 MiB handle whole", timed(|| p.map(&a, 0, HANDLE, &h, 0)));
+    c.add("set access 20 MiB, one mapping", timed(|| p.set_access(&a, 0, HANDLE)));
+    c.add("unmap 20 MiB, one mapping", timed(|| p.unmap(&a, 0, HANDLE)));
     // The same handle as ten 2 MiB pieces.
-    let t = Instant::now();
-    let mut rc = sys::CUDA_SUCCESS;
-    for i in 0..PIECES {
-        let r = p.map(va + (i * PIECE) as u64, PIECE, i * PIECE, h);
-        if r != sys::CUDA_SUCCESS {
-            rc = r;
-        }
-    }
-    c.add("map 10 pieces of one handle (10 calls)", (t.elapsed().as_secs_f64() * 1e6, rc));
-    c.add("set access over 10 pieces of one handle, one call", timed(|| p.set_access(va, HANDLE)));
-    let t = Instant::now();
-    let mut rc = sys::CUDA_SUCCESS;
-    for i in 0..PIECES {
-        let r = p.set_access(va + (i * PIECE) as u64, PIECE);
-        if r != sys::CUDA_SUCCESS {
-            rc = r;
-        }
-    }
-    c.add("set access piece by piece (10 calls)", (t.elapsed().as_secs_f64() * 1e6, rc));
+    c.add("map 10 pieces of one handle (10 calls)", timed_each(PIECES, |i| p.map(&a, i * PIECE, PIECE, &h, i * PIECE)));
+    c.add("set access over 10 pieces of one handle, one call", timed(|| p.set_access(&a, 0, HANDLE)));
+    c.add("set access piece by piece (10 calls)", timed_each(PIECES, |i| p.set_access(&a, i * PIECE, PIECE)));
     // Move one piece (the fourth) to the other reservation.
-    let k = 3;
-    c.add("move 1 piece: unmap", timed(|| p.unmap(va + (k * PIECE) as u64, PIECE)));
-    c.add("move 1 piece: map at its offset", timed(|| p.map(va2, PIECE, k * PIECE, h)));
-    c.add("move 1 piece: set access", timed(|| p.set_access(va2, PIECE)));
+    let k = 3 * PIECE;
+    c.add("move 1 piece: unmap", timed(|| p.unmap(&a, k, PIECE)));
+    c.add("move 1 piece: map at its offset", timed(|| p.map(&b, 0, PIECE, &h, k)));
+    c.add("move 1 piece: set access", timed(|| p.set_access(&b, 0, PIECE)));
     // The piece at a second address too: both must show the same bytes.
-    let alias = va2 + (4 * PIECE) as u64;
-    if p.map(alias, PIECE, k * PIECE, h) == sys::CUDA_SUCCESS && p.set_access(alias, PIECE) == sys::CUDA_SUCCESS {
-        check.push(p.aliases(va2, alias, 4096)?);
-        p.unmap(alias, PIECE);
+    let alias = 4 * PIECE;
+    if p.map(&b, alias, PIECE, &h, k) == sys::CUDA_SUCCESS && p.set_access(&b, alias, PIECE) == sys::CUDA_SUCCESS {
+        check.push(p.aliases(&b, 0, alias, 4096)?);
+        p.unmap(&b, alias, PIECE);
     }
-    p.unmap(va2, PIECE);
+    p.unmap(&b, 0, PIECE);
     // Move a run of four pieces (pieces 4-7, four mappings) as one mapping.
-    let run = va + (4 * PIECE) as u64;
-    c.add("move 4 pieces: one unmap over 4 mappings", timed(|| p.unmap(run, 4 * PIECE)));
-    c.add("move 4 pieces: one map of 8 MiB at the offset", timed(|| p.map(va2, 4 * PIECE, 4 * PIECE, h)));
-    c.add("move 4 pieces: set access 8 MiB", timed(|| p.set_access(va2, 4 * PIECE)));
-    p.unmap(va2, 4 * PIECE);
+    let run = 4 * PIECE;
+    c.add("move 4 pieces: one unmap over 4 mappings", timed(|| p.unmap(&a, run, 4 * PIECE)));
+    c.add("move 4 pieces: one map of 8 MiB at the offset", timed(|| p.map(&b, 0, 4 * PIECE, &h, run)));
+    c.add("move 4 pieces: set access 8 MiB", timed(|| p.set_access(&b, 0, 4 * PIECE)));
+    p.unmap(&b, 0, 4 * PIECE);
     // What is left of the first reservation: pieces 0-2 and 8-9 (the
     // run's unmap may have been refused; then 4-7 are still there).
     for i in [0, 1, 2, 4, 5, 6, 7, 8, 9] {
-        p.unmap(va + (i * PIECE) as u64, PIECE);
+        p.unmap(&a, i * PIECE, PIECE);
     }
     c.add("release 20 MiB handle", timed(|| p.release(h)));
     // Ten 2 MiB handles, for comparison.
     let mut hs = Vec::new();
     for _ in 0..PIECES {
         let t = Instant::now();
-        let h = p.create(PIECE)?;
+        hs.push(p.create(PIECE)?);
         c.add("create 2 MiB handle", (t.elapsed().as_secs_f64() * 1e6, sys::CUDA_SUCCESS));
-        hs.push(h);
     }
-    for (i, &h) in hs.iter().enumerate() {
-        c.add("map 2 MiB handle", timed(|| p.map(va + (i * PIECE) as u64, PIECE, 0, h)));
+    for (i, h) in hs.iter().enumerate() {
+        c.add("map 2 MiB handle", timed(|| p.map(&a, i * PIECE, PIECE, h, 0)));
     }
-    c.add("set access over 10 handles of 2 MiB, one call", timed(|| p.set_access(va, HANDLE)));
-    for (i, &h) in hs.iter().enumerate() {
-        p.unmap(va + (i * PIECE) as u64, PIECE);
+    c.add("set access over 10 handles of 2 MiB, one call", timed(|| p.set_access(&a, 0, HANDLE)));
+    for (i, h) in hs.into_iter().enumerate() {
+        p.unmap(&a, i * PIECE, PIECE);
         p.release(h);
     }
     let t = Instant::now();
     let h = p.create(HANDLE)?;
     c.add("create 20 MiB handle", (t.elapsed().as_secs_f64() * 1e6, sys::CUDA_SUCCESS));
     p.release(h);
-    p.free_reservation(va, HANDLE * 2);
-    p.free_reservation(va2, HANDLE * 2);
+    p.free_reservation(a);
+    p.free_reservation(b);
     Ok(())
 }
 
