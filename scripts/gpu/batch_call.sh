@@ -13,7 +13,7 @@
 # MODES_EXTRA_CONF: a fourth configuration replayed on --backend cuda (a registered candidate).
 # Back on the development machine: unpack TAG.tar.gz.part*, scripts/traces/add_batch.py, then
 # scripts/traces/check_batch.py TAG-modes.jsonl TAG-live.jsonl for the fidelity counts, and
-# scripts/traces/score_batches.py NN... for the round's tables, the corpus means and the capacity.
+# scripts/traces/score_batches.py [--candidate CONF] NN... for the round's tables, the corpus means and the capacity.
 # Before a session's first call, delete the earlier calls' folders under /work/.device that were already unpacked:
 # with about 90 MB there, a call's 26 MB of files did not come back; once they were deleted, the same files did
 # (docs/gpu-results.md 29).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score recorded blind batches as docs/policy-study.md registers them, in one command.
 
-    python3 scripts/traces/score_batches.py [--work DIR] [--no-compare] NN [NN...]
+    python3 scripts/traces/score_batches.py [--work DIR] [--no-compare] [--candidate CONF] NN [NN...]
 
 NN is a batch number whose scripts/traces/record_newNN.sh names its workloads, and
 whose traces are already in traces/ (scripts/traces/add_batch.py). The steps, each
@@ -17,6 +17,10 @@ printed as it ends:
    table, several minutes), then per batch the registered capacity figures: on how
    many traces expanse needs a smaller device than its PyTorch-expandable mode, and
    both geometric means of the smallest capacity over the peak requested.
+
+--candidate CONF (a registered candidate's keys) adds CONF to the settings of steps 2
+and 3, and to step 4 a second `expanse compare --conf CONF` (DIR/compare-candidate.md)
+with the candidate's capacity figures per batch.
 
 Needs target/release/expanse (`cargo build --release`).
 """
@@ -64,6 +68,17 @@ def copy_traces(dest):
     return len(files) - 1
 
 
+def compare(traces, dest, conf=None):
+    """`expanse compare` over the copied corpus (with `--conf conf`), its table saved in dest."""
+    args = [str(BINARY), "compare", str(traces)] + (["--conf", conf] if conf else [])
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"score_batches: {' '.join(args[1:])} failed:\n{out.stderr[-2000:]}")
+    dest.write_text(out.stdout)
+    print(f"== compare{' --conf ' + conf if conf else ''}: {dest}", flush=True)
+    return out.stdout
+
+
 def sweep(traces, *args):
     env = {**os.environ, "TRACES": str(traces)}
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "policy_sweep.py"), *args], env=env,
@@ -108,24 +123,26 @@ def main():
     ap.add_argument("batches", nargs="+", type=int, metavar="NN")
     ap.add_argument("--work", type=Path, default=Path("/tmp/expanse-score"))
     ap.add_argument("--no-compare", action="store_true")
+    ap.add_argument("--candidate", metavar="CONF", help="a registered candidate's keys")
     a = ap.parse_args()
+    settings = SETTINGS + ((a.candidate,) if a.candidate else ())
     if not BINARY.is_file():
         sys.exit(f"score_batches: no expanse binary at {BINARY} (build it with `cargo build --release`)")
     names = {n: batch_names(n) for n in a.batches}
     traces = a.work / "traces"
     print(f"== {copy_traces(traces)} traces copied to {traces}", flush=True)
-    print(sweep(traces, *SETTINGS), flush=True)
+    print(sweep(traces, *settings), flush=True)
     for n, ns in names.items():
-        print(f"== batch {n}\n" + sweep(traces, "--batch", ",".join(ns), *SETTINGS), flush=True)
+        print(f"== batch {n}\n" + sweep(traces, "--batch", ",".join(ns), *settings), flush=True)
     if a.no_compare:
         return
-    out = subprocess.run([str(BINARY), "compare", str(traces)], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"score_batches: expanse compare failed:\n{out.stderr[-2000:]}")
-    (a.work / "compare.md").write_text(out.stdout)
-    print(f"== compare: {a.work / 'compare.md'}")
+    table = compare(traces, a.work / "compare.md")
     for n, ns in names.items():
-        print(f"batch {n} capacity: {capacity(out.stdout, ns)}")
+        print(f"batch {n} capacity: {capacity(table, ns)}")
+    if a.candidate:
+        table = compare(traces, a.work / "compare-candidate.md", a.candidate)
+        for n, ns in names.items():
+            print(f"batch {n} capacity, {a.candidate}: {capacity(table, ns)}")
 
 
 if __name__ == "__main__":

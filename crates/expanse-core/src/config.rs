@@ -84,6 +84,14 @@ pub struct Config {
     /// `false`: the highest offset in its segment first, whole or not. On by
     /// default since the twenty-seventh round.
     pub move_whole_first: bool,
+    /// expanse mode: pages move only for the bytes a growth takes the
+    /// device's reserved memory above the most it has ever reserved; the
+    /// rest of that growth, and every growth that stays at or below that
+    /// mark, gets new pages. Below the mark a move lowers no peak, while it
+    /// spends the driver budget and takes free memory that later requests
+    /// would reuse. `false` (the default): a growth moves what the budget
+    /// allows wherever it is.
+    pub move_above_peak_only: bool,
     /// expanse mode: the smallest large-pool page a growth creates is at
     /// most the larger of what the growth needs and 1/`overshoot_share` of
     /// the large pool's highest reserved bytes, so a growth maps little
@@ -121,6 +129,7 @@ impl Default for Config {
             small_from_large: crate::policy::SMALL_FROM_LARGE,
             grow_fewest: crate::policy::GROW_FEWEST,
             move_whole_first: crate::policy::MOVE_WHOLE_FIRST,
+            move_above_peak_only: false,
             overshoot_share: crate::policy::OVERSHOOT_SHARE,
             release_threshold: None,
         }
@@ -193,6 +202,7 @@ const KNOWN_KEYS: &[&str] = &[
     "small_from_large",
     "grow_fewest",
     "move_whole_first",
+    "move_above_peak_only",
     "overshoot_share",
     "release_threshold_mb",
     "backend",
@@ -403,6 +413,9 @@ impl Config {
             "move_whole_first" => {
                 self.move_whole_first = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
+            "move_above_peak_only" => {
+                self.move_above_peak_only = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            }
             "overshoot_share" => {
                 let n: u64 = value.parse().map_err(|_| bad("a non-negative integer (0: no bound)"))?;
                 if n > 1 << 20 {
@@ -492,6 +505,11 @@ impl Config {
             self.move_whole_first != d.move_whole_first,
             "move_whole_first",
             if self.move_whole_first { "True" } else { "False" }.to_string(),
+        );
+        put(
+            self.move_above_peak_only != d.move_above_peak_only,
+            "move_above_peak_only",
+            if self.move_above_peak_only { "True" } else { "False" }.to_string(),
         );
         put(self.overshoot_share != d.overshoot_share, "overshoot_share", self.overshoot_share.to_string());
         if let Some(t) = self.release_threshold {

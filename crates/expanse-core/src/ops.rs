@@ -147,6 +147,7 @@ pub fn random_config(bytes: &[u8], max_page: u64) -> crate::Config {
             opt(16, "grow_fewest", &["False", "True"]),
             opt(17, "move_whole_first", &["False", "True"]),
             opt(18, "overshoot_share", &["0", "32"]),
+            opt(19, "move_above_peak_only", &["False", "True"]),
         ]
         .into_iter()
         .flatten(),

@@ -223,6 +223,9 @@ pub enum MovePolicy {
         reuse_window: u64,
         /// Which free blocks give their pages first.
         donors: DonorOrder,
+        /// Moves cover only the bytes of a growth above the device's
+        /// reserved high-water mark (`move_above_peak_only`).
+        above_peak_only: bool,
     },
 }
 
@@ -399,6 +402,7 @@ impl Policy {
                 budget,
                 reuse_window: config.move_reuse_window,
                 donors: if config.move_whole_first { DonorOrder::WholeFirst } else { DonorOrder::HighestOffset },
+                above_peak_only: config.move_above_peak_only,
             },
             lending: match (config.lend_across_streams, config.share_segments) {
                 (false, _) => LendPolicy::Never,
@@ -580,6 +584,21 @@ impl MovePolicy {
 }
 
 impl MovePolicy {
+    /// How many of the `need` bytes a growth maps may come from moved
+    /// pages, when the device has `reserved` bytes mapped and has never had
+    /// more than `high_water`: all of them, or under `above_peak_only` only
+    /// those above the high-water mark (a move below it lowers no peak).
+    /// The driver budget ([`Self::moves_allowed`]) bounds them further.
+    pub fn movable_bytes(&self, need: u64, reserved: u64, high_water: u64) -> u64 {
+        match self {
+            MovePolicy::WithinBudget { above_peak_only: true, .. } => {
+                need.saturating_sub(high_water.saturating_sub(reserved))
+            }
+            MovePolicy::WithinBudget { .. } => need,
+            MovePolicy::Never => 0,
+        }
+    }
+
     /// Whether pages are ever moved.
     pub fn moves(&self) -> bool {
         !matches!(self, MovePolicy::Never)

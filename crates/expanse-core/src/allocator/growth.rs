@@ -393,10 +393,12 @@ impl DeviceAllocator {
         Ok(if self.refuses(missing)? { Hope::Refused { missing } } else { Hope::Some })
     }
 
-    /// Raise `pool`'s high-water mark to its reserved bytes.
+    /// Raise `pool`'s high-water mark to its reserved bytes, and the
+    /// device's to its own.
     pub(super) fn note_high_water(&mut self, pool: PoolKind) {
         let current = self.stats.reserved_bytes.pool(pool).current.max(0) as u64;
         let hw = &mut self.high_water[pool as usize];
         *hw = (*hw).max(current);
+        self.reserved_high_water = self.reserved_high_water.max(self.reserved);
     }
 }

@@ -127,6 +127,9 @@ pub struct DeviceAllocator {
     /// Highest reserved bytes ever per pool (indexed by [`PoolKind`]);
     /// never reset.
     high_water: [u64; 2],
+    /// Highest bytes ever reserved on the device (both pools, private
+    /// pools included); never reset.
+    reserved_high_water: u64,
     /// Private pools (CUDA graphs) and the streams allocating to them.
     private: private_pools::PrivatePools,
     /// The allocation history, when recorded (`recording.rs`).
@@ -197,6 +200,7 @@ impl DeviceAllocator {
             unreleased_events: Vec::new(),
             unreleased_pages: Vec::new(),
             high_water: [0; 2],
+            reserved_high_water: 0,
             private: private_pools::PrivatePools::default(),
             exhausted: None,
             history: None,

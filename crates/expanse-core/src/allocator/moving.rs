@@ -58,16 +58,7 @@ impl DeviceAllocator {
         {
             return Ok(Vec::new());
         }
-        // Moving is bounded by the driver-time budget: past it, segments grow
-        // by new pages only, and the cost stays within `move_budget` times
-        // what uniform pages would cost however long the program runs. At
-        // the device's limit memory is what counts: the budget no longer
-        // applies (a run that keeps hitting the limit pays for it).
-        let mut allowed = match pressure {
-            Pressure::Normal => self.policy.moving.moves_allowed(&self.cost_state()),
-            Pressure::AtLimit if self.policy.moving.moves() => u64::MAX,
-            Pressure::AtLimit => 0,
-        };
+        let (mut allowed, need) = self.move_allowance(need, pressure);
         if allowed == 0 || need == 0 {
             return Ok(Vec::new());
         }
@@ -119,6 +110,27 @@ impl DeviceAllocator {
             }
         }
         Ok(supply)
+    }
+
+    /// How many pages may move, and how many of the `need` bytes of a
+    /// growth they may cover.
+    fn move_allowance(&self, need: u64, pressure: Pressure) -> (u64, u64) {
+        match pressure {
+            // Moving is bounded by the driver-time budget: past it, segments
+            // grow by new pages only, and the cost stays within
+            // `move_budget` times what uniform pages would cost however long
+            // the program runs. Below the device's high-water mark a move
+            // lowers no peak: the policy may keep moves for the bytes above.
+            Pressure::Normal => (
+                self.policy.moving.moves_allowed(&self.cost_state()),
+                self.policy.moving.movable_bytes(need, self.reserved, self.reserved_high_water),
+            ),
+            // At the device's limit memory is what counts: the budget no
+            // longer applies (a run that keeps hitting the limit pays for
+            // it), and every byte moved is one the device need not find.
+            Pressure::AtLimit if self.policy.moving.moves() => (u64::MAX, need),
+            Pressure::AtLimit => (0, need),
+        }
     }
 
     /// Free blocks with wholly free pages to give, except the `exclude`d.

@@ -28,6 +28,7 @@ prop_compose! {
         small_from_large in any::<bool>(),
         grow_fewest in any::<bool>(),
         move_whole_first in any::<bool>(),
+        move_above_peak_only in any::<bool>(),
         overshoot_share in prop_oneof![Just(0u64), 1u64..=1 << 20],
         release_mb in proptest::option::of(0u64..1 << 20),
     ) -> Config {
@@ -50,6 +51,7 @@ prop_compose! {
             small_from_large,
             grow_fewest,
             move_whole_first,
+            move_above_peak_only,
             overshoot_share,
             release_threshold: release_mb.map(|mb| mb * MIB),
         }

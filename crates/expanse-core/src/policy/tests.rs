@@ -105,3 +105,23 @@ fn pages_grow_with_the_budget_used() {
     assert_eq!(pages.grow_size(&state(714.175 / 2.0), 20 * MIB, g), 12 * MIB);
     assert_eq!(pages.grow_size(&state(1e9), 20 * MIB, g), 20 * MIB);
 }
+
+/// `move_above_peak_only`: a growth of 60 MiB with 100 MiB reserved and a
+/// high-water mark of 140 MiB may take 20 MiB from moves (160 - 140); one
+/// that stays at or below the mark none; one that starts at the mark all
+/// of it. Without the rule every byte may come from moves, and PyTorch's
+/// policies move nothing.
+#[test]
+fn moves_cover_only_the_bytes_above_the_high_water_mark() {
+    let mut c = Config::default();
+    let free_moves = Policy::expanse(&c).moving;
+    c.move_above_peak_only = true;
+    let above = Policy::expanse(&c).moving;
+    assert_eq!(above.movable_bytes(60 * MIB, 100 * MIB, 140 * MIB), 20 * MIB);
+    assert_eq!(above.movable_bytes(40 * MIB, 100 * MIB, 140 * MIB), 0);
+    assert_eq!(above.movable_bytes(30 * MIB, 100 * MIB, 140 * MIB), 0);
+    assert_eq!(above.movable_bytes(60 * MIB, 140 * MIB, 140 * MIB), 60 * MIB);
+    assert_eq!(above.movable_bytes(u64::MAX, 100 * MIB, 140 * MIB), u64::MAX - 40 * MIB);
+    assert_eq!(free_moves.movable_bytes(30 * MIB, 100 * MIB, 140 * MIB), 30 * MIB);
+    assert_eq!(MovePolicy::Never.movable_bytes(60 * MIB, 100 * MIB, 140 * MIB), 0);
+}
