@@ -111,7 +111,13 @@ fn stream_of(selector: u64, raw: u64) -> u64 {
     }
 }
 
-/// A configuration from bytes, covering the valid extremes of every key
+/// Bytes [`random_config`] reads: each optional key `i` takes byte `i`
+/// (whether it is set) and byte `i + 16` (its value), so every value of
+/// every key is reachable.
+pub const CONFIG_BYTES: usize = 36;
+
+/// A configuration from [`CONFIG_BYTES`] bytes (fewer read as zeros),
+/// covering the valid extremes of every key
 /// (max_split_size_mb from 21 MiB to 2^43 MiB, rounding divisions from 1
 /// to 64 and per band, garbage collection thresholds near 0 and 1,
 /// memory fractions 0 to 1, pages from 2 MiB to `max_page` bytes, move

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use expanse_core::ops::{decode, random_config, Runner, Step};
+use expanse_core::ops::{decode, random_config, Runner, Step, CONFIG_BYTES};
 use expanse_core::{Config, DeviceAllocator};
 use expanse_device::Device;
 use expanse_device::StreamId;
@@ -231,7 +231,7 @@ proptest! {
     /// Random configurations, extremes included (`ops::random_config`),
     /// on devices from 64 MiB to 4 GiB.
     #[test]
-    fn random_configs_keep_every_property(conf in proptest::collection::vec(any::<u8>(), 32), bytes in proptest::collection::vec(any::<u8>(), 0..1600), device in 0usize..3, hold in any::<bool>()) {
+    fn random_configs_keep_every_property(conf in proptest::collection::vec(any::<u8>(), CONFIG_BYTES), bytes in proptest::collection::vec(any::<u8>(), 0..1600), device in 0usize..3, hold in any::<bool>()) {
         let capacity = [64 * MIB, 512 * MIB, 4 << 30][device];
         run(&bytes, random_config(&conf, capacity), capacity, hold)?;
     }
@@ -239,10 +239,24 @@ proptest! {
     /// Every generated configuration prints to a string that parses back
     /// to it (the property the config fuzz target checks on any input).
     #[test]
-    fn random_configs_survive_printing(conf in proptest::collection::vec(any::<u8>(), 32)) {
+    fn random_configs_survive_printing(conf in proptest::collection::vec(any::<u8>(), CONFIG_BYTES)) {
         let c = random_config(&conf, 4 << 30);
         prop_assert_eq!(Config::parse(&c.to_conf_string()).unwrap(), c);
     }
+}
+
+/// Every key's last value is reachable from [`CONFIG_BYTES`] bytes: two
+/// zero bytes pick expanse's mode, then bytes 0xFF set every optional key
+/// (odd) to value 255 mod n of its list, the second of each two-valued one
+/// (the last keys once read past the 32 bytes the tests generated, and so
+/// only ever took their first value).
+#[test]
+fn random_configs_reach_every_keys_values() {
+    let bytes = [[0u8; 2].as_slice(), &[0xFF; CONFIG_BYTES - 2]].concat();
+    let c = random_config(&bytes, 4 << 30);
+    assert!(c.expandable_segments && !c.pytorch_compat, "expanse mode");
+    assert_eq!(c.overshoot_share, 32);
+    assert!(c.move_above_peak_only && c.move_whole_first && c.grow_fewest && c.small_from_large);
 }
 
 /// The long run (issue 10): `EXPANSE_LONG_OPS` operations (10^7 unless
@@ -267,7 +281,7 @@ fn long_run() {
     let mut refused: std::collections::BTreeMap<&str, u64> = Default::default();
     while done < total {
         let capacity = [256 * MIB, 2 << 30, 16 << 30][(next() % 3) as usize];
-        let conf: Vec<u8> = (0..32).map(|_| next() as u8).collect();
+        let conf: Vec<u8> = (0..CONFIG_BYTES).map(|_| next() as u8).collect();
         let config = random_config(&conf, capacity);
         let d = Arc::new(MockDevice::new(capacity, 2 * MIB));
         let mut a = DeviceAllocator::new(Arc::clone(&d) as Arc<dyn Device>, config.clone());
