@@ -18,7 +18,10 @@
 //! where the fewest new bytes must be mapped, not at the lowest unmapped
 //! stretch with room (`grow_fewest`; PyTorch's policies take the lowest);
 //! when it moves pages, whole free blocks give theirs first
-//! (`move_whole_first`, [`DonorOrder`]).
+//! (`move_whole_first`, [`DonorOrder`]); and, when asked
+//! (`move_above_peak_only`, off by default), it moves pages only for the
+//! bytes a growth takes above the device's reserved high-water mark
+//! ([`MovePolicy::movable_bytes`]).
 //!
 //! A new rule is a new variant or field here with its decision as a
 //! method; the mechanism calls the method and never asks which mode it is
