@@ -42,44 +42,37 @@ fn scene(rule: &str) -> (std::sync::Arc<MockDevice>, DeviceAllocator, u64) {
     (device, alloc, a)
 }
 
+/// Allocate `size` bytes, check the scene: the address and how many pages
+/// moved for it.
+fn grow(device: &MockDevice, alloc: &mut DeviceAllocator, size: u64) -> (u64, u64) {
+    let moved = alloc.stats().pages.moved;
+    let p = alloc.malloc(size, S0).unwrap();
+    check(device, alloc);
+    (p, alloc.stats().pages.moved - moved)
+}
+
 #[test]
 fn below_the_high_water_mark_a_growth_creates_its_pages() {
     let (device, mut alloc, a) = scene("True");
-    let moved = alloc.stats().pages.moved;
-    let p = alloc.malloc(6 * MIB, S0).unwrap();
-    check(&device, &alloc);
-    assert_eq!(p, a + 14 * MIB, "where z was, after y");
-    assert_eq!(alloc.stats().pages.moved, moved, "nothing moved");
+    assert_eq!(grow(&device, &mut alloc, 6 * MIB), (a + 14 * MIB, 0), "where z was, after y; nothing moved");
     assert_eq!(alloc.reserved_bytes(), 20 * MIB, "three new pages: back at the mark, not above it");
     // a's free pages stayed where they were.
-    assert_eq!(alloc.malloc(4 * MIB, S0).unwrap(), a);
-    check(&device, &alloc);
+    assert_eq!(grow(&device, &mut alloc, 4 * MIB), (a, 0));
 }
 
 #[test]
 fn above_the_mark_only_the_excess_moves() {
     let (device, mut alloc, a) = scene("True");
-    let moved = alloc.stats().pages.moved;
-    // 14 + 8 = 22 MiB: 2 MiB above the mark of 20.
-    let p = alloc.malloc(8 * MIB, S0).unwrap();
-    check(&device, &alloc);
-    assert_eq!(p, a + 14 * MIB);
-    assert_eq!(alloc.stats().pages.moved, moved + 1, "one page for the 2 MiB above the mark");
+    // 14 + 8 = 22 MiB: 2 MiB above the mark of 20; one page moves for it.
+    assert_eq!(grow(&device, &mut alloc, 8 * MIB), (a + 14 * MIB, 1));
     assert_eq!(alloc.reserved_bytes(), 20 * MIB, "three new pages; the peak stays at 20 MiB");
-    check(&device, &alloc);
 }
 
 #[test]
 fn without_the_rule_free_pages_move_below_the_mark_too() {
     let (device, mut alloc, a) = scene("False");
-    let moved = alloc.stats().pages.moved;
-    let p = alloc.malloc(6 * MIB, S0).unwrap();
-    check(&device, &alloc);
-    assert_eq!(p, a + 14 * MIB);
-    assert_eq!(alloc.stats().pages.moved, moved + 3, "three pages moved");
+    assert_eq!(grow(&device, &mut alloc, 6 * MIB), (a + 14 * MIB, 3), "three pages moved");
     assert_eq!(alloc.reserved_bytes(), 14 * MIB, "none created");
-    let q = alloc.malloc(8 * MIB, S0).unwrap();
-    check(&device, &alloc);
-    assert_eq!(q, a + 20 * MIB, "after p");
+    assert_eq!(grow(&device, &mut alloc, 8 * MIB), (a + 20 * MIB, 1), "after p");
     assert_eq!(alloc.reserved_bytes(), 20 * MIB, "one more page moved, three created");
 }
