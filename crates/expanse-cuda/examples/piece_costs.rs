@@ -18,6 +18,12 @@
 //! `cargo build --release --example piece_costs -p expanse-cuda`, then on
 //! a machine with a GPU: `target/release/examples/piece_costs`. Without a
 //! CUDA driver it says so and exits with status 1.
+//!
+//! Result on the H200 (driver 580.159.04, CUDA 13.0; `docs/gpu-results.md`
+//! 46): every map at a nonzero offset into a handle is refused with 801
+//! (`CUDA_ERROR_NOT_SUPPORTED`), so the piece cases time failed calls, and
+//! access over ten 2 MiB handles in one call costs 6.5 times access over
+//! one 20 MiB handle.
 
 use std::ffi::c_void;
 use std::time::Instant;
