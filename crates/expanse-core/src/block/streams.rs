@@ -104,8 +104,24 @@ impl StreamSet {
     /// `other_freed`, into this set of a block stamped `freed` (at least
     /// `other_freed`): a stream in both keeps the later of its two stamps;
     /// `add`: streams only in `other` join (else they are all here).
-    #[inline]
+    #[inline(always)]
     pub fn merge_from(&mut self, other: &StreamSet, other_freed: u64, freed: u64, add: bool) {
+        // The common case, inline: `other`'s one user is this set's first
+        // (a block merging with its neighbour on one stream).
+        if other.len == 1 && self.len >= 1 && self.inline[0] == other.inline[0] && other.more.is_empty() {
+            let lag = u16::try_from(freed - other_freed + u64::from(other.lags[0])).unwrap_or(u16::MAX);
+            self.lags[0] = self.lags[0].min(lag);
+            return;
+        }
+        if other.len == 0 && other.more.is_empty() {
+            return;
+        }
+        self.merge_from_any(other, other_freed, freed, add);
+    }
+
+    /// [`merge_from`](Self::merge_from) for any two sets.
+    #[inline(never)]
+    fn merge_from_any(&mut self, other: &StreamSet, other_freed: u64, freed: u64, add: bool) {
         for (i, &s) in other.inline[..usize::from(other.len)].iter().enumerate() {
             let lag = u16::try_from(freed - other_freed + u64::from(other.lags[i])).unwrap_or(u16::MAX);
             match self.inline[..usize::from(self.len)].iter().position(|&x| x == s) {
