@@ -26,7 +26,7 @@ which of them the CPU smoke run (RECORD_SMOKE=1) ran.
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, mlp
+from workload_helpers import PreNormBlock, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -38,11 +38,6 @@ _nn = torch.nn
 
 def _loguniform(rng, lo, hi, mult=1):
     return _b.rec._loguniform(rng, lo, hi, mult)
-
-
-def _keep(lengths, t):
-    """(B, t) bool: position < each row's length."""
-    return torch.arange(t, device="cuda")[None] < torch.tensor(lengths, device="cuda")[:, None]
 
 
 # ---------------------------------------------------------------- résumé entity tagging
@@ -79,7 +74,7 @@ def resume_entity_tagging_train(rng):
 
     def resumes(lengths):
         b, t = len(lengths), -(-max(lengths) // 32) * 32
-        keep = _keep(lengths, t)
+        keep = keep_mask(lengths, t)
         ids = torch.randint(2, vocab, (b, t), device="cuda").masked_fill(~keep, 0)
         # sections run in order down the résumé: a sorted draw of section indices per token
         sec = torch.randint(0, n_sec, (b, t), device="cuda").sort(-1).values * keep
@@ -157,7 +152,7 @@ def candidate_job_two_tower_train(rng):
 
     def texts(lengths, cards):
         b, t = len(lengths), -(-max(lengths) // 16) * 16
-        keep = _keep(lengths, t)
+        keep = keep_mask(lengths, t)
         ids = torch.randint(2, vocab, (b, t), device="cuda").masked_fill(~keep, 0)
         cat = torch.stack([torch.randint(0, c, (b,), device="cuda") for c in cards], 1)
         return ids, keep, cat
@@ -268,10 +263,10 @@ def interview_speech_conformer_train(rng):
 
     def answers(frames):
         b, t = len(frames), max(frames)
-        keep_in = _keep(frames, t)
+        keep_in = keep_mask(frames, t)
         feats = torch.randn(b, t, mels, device="cuda") * keep_in[..., None]
         sub = [_sub4(f) for f in frames]
-        keep = _keep(sub, _sub4(t))
+        keep = keep_mask(sub, _sub4(t))
         scores = torch.rand(b, n_comp, device="cuda") * 4 + 1
         ftag = torch.randint(0, n_frame, keep.shape, device="cuda").masked_fill(~keep, -100)
         return feats, keep, scores, ftag

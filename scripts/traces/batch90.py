@@ -29,7 +29,7 @@ which of them the CPU smoke run (RECORD_SMOKE=1) ran.
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, mlp
+from workload_helpers import PreNormBlock, SideUploads, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -41,11 +41,6 @@ _nn = torch.nn
 
 def _loguniform(rng, lo, hi, mult=1):
     return _b.rec._loguniform(rng, lo, hi, mult)
-
-
-def _keep(lengths, t):
-    """(B, t) bool: position < each row's length."""
-    return torch.arange(t, device="cuda")[None] < torch.tensor(lengths, device="cuda")[:, None]
 
 
 # ---------------------------------------------------------------- emergency-call triage
@@ -87,7 +82,7 @@ def emergency_call_triage_train(rng):
 
     def calls(lengths):
         b, t = len(lengths), -(-max(lengths) // 32) * 32
-        keep = _keep(lengths, t)
+        keep = keep_mask(lengths, t)
         ids = torch.randint(2, vocab, (b, t), device="cuda").masked_fill(~keep, 0)
         meta = torch.stack([torch.randint(0, c, (b,), device="cuda") for c in cards], 1)
         pri = torch.randint(0, n_pri, (b,), device="cuda")

@@ -29,7 +29,7 @@ which of them the CPU smoke run (RECORD_SMOKE=1) ran.
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, mlp
+from workload_helpers import PreNormBlock, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -41,11 +41,6 @@ _nn = torch.nn
 
 def _loguniform(rng, lo, hi, mult=1):
     return _b.rec._loguniform(rng, lo, hi, mult)
-
-
-def _keep(lengths, t):
-    """(B, t) bool: position < each row's length."""
-    return torch.arange(t, device="cuda")[None] < torch.tensor(lengths, device="cuda")[:, None]
 
 
 # ---------------------------------------------------------------- card-transaction fraud (causal transformer)
@@ -89,7 +84,7 @@ def card_txn_fraud_train(rng):
 
     def histories(lengths):
         b, t = len(lengths), -(-max(lengths) // 16) * 16
-        keep = _keep(lengths, t)
+        keep = keep_mask(lengths, t)
         cat = torch.stack([torch.randint(0, c, (b, t), device="cuda") for c in cards_n], -1)
         num = torch.randn(b, t, n_num, device="cuda") * keep[..., None]
         card = torch.randint(0, n_card_type, (b,), device="cuda")
@@ -310,13 +305,13 @@ def cheque_reading_train(rng):
 
     def cheques(ws, cs):
         b, wmax = len(ws), max(ws)
-        col_keep = _keep(ws, wmax)
+        col_keep = keep_mask(ws, wmax)
         img = (torch.rand(b, 1, height, wmax, device="cuda") * col_keep[:, None, None]).contiguous(
             memory_format=torch.channels_last)
         cols = [w // 16 for w in ws]
-        mem_keep = _keep(cols, wmax // 16).repeat(1, height // 16)  # row-major over the 6 x W/16 map
+        mem_keep = keep_mask(cols, wmax // 16).repeat(1, height // 16)  # row-major over the 6 x W/16 map
         t = -(-(max(cs) + 2) // 8) * 8
-        chars = _keep([c + 2 for c in cs], t)  # the begin mark, the characters and the end mark
+        chars = keep_mask([c + 2 for c in cs], t)  # the begin mark, the characters and the end mark
         body = torch.randint(3, vocab, (b, t), device="cuda")
         ends = torch.tensor(cs, device="cuda")[:, None] + 1
         pos = torch.arange(t, device="cuda")[None]

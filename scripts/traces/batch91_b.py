@@ -26,7 +26,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, mlp
+from workload_helpers import PreNormBlock, SideUploads, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -38,11 +38,6 @@ _nn = torch.nn
 
 def _loguniform(rng, lo, hi, mult=1):
     return _b.rec._loguniform(rng, lo, hi, mult)
-
-
-def _keep(lengths, t):
-    """(B, t) bool: position < each row's length."""
-    return torch.arange(t, device="cuda")[None] < torch.tensor(lengths, device="cuda")[:, None]
 
 
 # ---------------------------------------------------------------- payments-authorisation service
@@ -244,7 +239,7 @@ def id_verify_face_serve(rng):
         with torch.no_grad():
             x_doc = norm(raw_doc, (s, 3, doc_h, doc_w_px))
             x_face = norm(torch.cat([raw_crop, raw_self]), (s + s * fr, 3, res, res))
-            keep = _keep(counts, fr)
+            keep = keep_mask(counts, fr)
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 types, tamper = doc(x_doc)
                 emb, feat = face(x_face)
@@ -299,7 +294,7 @@ def complaint_text_classify_train(rng):
 
     def complaints(lengths):
         b, t = len(lengths), -(-max(lengths) // 64) * 64
-        keep = _keep(lengths, t)
+        keep = keep_mask(lengths, t)
         ids = torch.randint(2, vocab, (b, t), device="cuda").masked_fill(~keep, 0)
         prod = torch.randint(0, n_prod, (b,), device="cuda")
         n_pos = torch.randint(1, 4, (b, 1), device="cuda")

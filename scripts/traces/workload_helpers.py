@@ -171,6 +171,11 @@ def _padded_ids(vocab, lengths, pad=0, mult=1):
     return ids.masked_fill(~mask, pad), mask.long()
 
 
+def keep_mask(lengths, t):
+    """(B, t) bool on the device: position < each row's length (lengths: a host list)."""
+    return torch.arange(t, device="cuda")[None] < torch.tensor(lengths, device="cuda")[:, None]
+
+
 def _loguniform(rng, lo, hi, mult=1):
     return max(lo, min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi)))) // mult * mult))
 
