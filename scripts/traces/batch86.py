@@ -32,7 +32,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, _gather_points, _sincos, mlp, randint
+from workload_helpers import PreNormBlock, SideUploads, TimeResBlock, _gather_points, _sincos, mlp, randint
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -63,7 +63,6 @@ def _ctc_backward_meta():
         _CTC_META.append(lib)
     except RuntimeError:  # already registered (by PyTorch or elsewhere)
         _CTC_META.append(None)
-
 
 
 class _LineReader(_nn.Module):
@@ -144,19 +143,6 @@ def manuscript_htr_ctc_train(rng):
 # ---------------------------------------------------------------- damaged-document inpainting by diffusion
 
 
-class _ResBlock(_nn.Module):
-    def __init__(self, cin, cout, tdim):
-        super().__init__()
-        self.n1, self.c1 = _nn.GroupNorm(8, cin), _nn.Conv2d(cin, cout, 3, 1, 1)
-        self.t = _nn.Linear(tdim, cout)
-        self.n2, self.c2 = _nn.GroupNorm(8, cout), _nn.Conv2d(cout, cout, 3, 1, 1)
-        self.skip = _nn.Conv2d(cin, cout, 1) if cin != cout else _nn.Identity()
-
-    def forward(self, x, temb):
-        h = self.c1(_F.silu(self.n1(x))) + self.t(temb)[:, :, None, None]
-        return self.skip(x) + self.c2(_F.silu(self.n2(h)))
-
-
 class _InpaintUNet(_nn.Module):
     """A DDPM U-Net over the noisy page, the damaged page and the damage mask (7 channels), one residual block a
     level down and two up, self-attention at the lowest level."""
@@ -168,14 +154,14 @@ class _InpaintUNet(_nn.Module):
         self.inp = _nn.Conv2d(7, widths[0], 3, 1, 1)
         self.down, self.pool, c = _nn.ModuleList(), _nn.ModuleList(), widths[0]
         for i, w in enumerate(widths):
-            self.down.append(_ResBlock(c, w, self.tdim))
+            self.down.append(TimeResBlock(c, w, self.tdim))
             self.pool.append(_nn.Conv2d(w, w, 3, 2, 1) if i + 1 < len(widths) else _nn.Identity())
             c = w
-        self.mid = _ResBlock(c, c, self.tdim)
+        self.mid = TimeResBlock(c, c, self.tdim)
         self.attn = PreNormBlock(c, heads)
         self.up = _nn.ModuleList()
         for w in reversed(widths):
-            self.up.append(_nn.ModuleList([_ResBlock(c + w, w, self.tdim), _ResBlock(w, w, self.tdim)]))
+            self.up.append(_nn.ModuleList([TimeResBlock(c + w, w, self.tdim), TimeResBlock(w, w, self.tdim)]))
             c = w
         self.out = _nn.Sequential(_nn.GroupNorm(8, c), _nn.SiLU(), _nn.Conv2d(c, 3, 3, 1, 1))
 

@@ -23,7 +23,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, _sincos, mlp
+from workload_helpers import PreNormBlock, SideUploads, TimeResBlock, _sincos, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -137,19 +137,6 @@ def road_network_eta_train(rng):
 # ---------------------------------------------------------------- flood-depth diffusion (conditional U-Net)
 
 
-class _ResBlock(_nn.Module):
-    def __init__(self, cin, cout, temb):
-        super().__init__()
-        self.n1, self.c1 = _nn.GroupNorm(8, cin), _nn.Conv2d(cin, cout, 3, 1, 1)
-        self.t = _nn.Linear(temb, cout)
-        self.n2, self.c2 = _nn.GroupNorm(8, cout), _nn.Conv2d(cout, cout, 3, 1, 1)
-        self.sc = _nn.Conv2d(cin, cout, 1) if cin != cout else _nn.Identity()
-
-    def forward(self, x, te):
-        h = self.c1(_F.silu(self.n1(x))) + self.t(te)[:, :, None, None]
-        return self.sc(x) + self.c2(_F.silu(self.n2(h)))
-
-
 class _FloodUNet(_nn.Module):
     """Noisy depth concatenated with terrain, rainfall and an embedded land-cover map; a U-Net of residual blocks
     with timestep embeddings, self-attention at the lowest resolution, skips; the predicted noise."""
@@ -162,12 +149,12 @@ class _FloodUNet(_nn.Module):
         self.inp = _nn.Conv2d(1 + 2 + 8, widths[0], 3, 1, 1)
         self.down, self.pools, c = _nn.ModuleList(), _nn.ModuleList(), widths[0]
         for w in widths:
-            self.down.append(_ResBlock(c, w, temb))
+            self.down.append(TimeResBlock(c, w, temb))
             self.pools.append(_nn.Conv2d(w, w, 3, 2, 1))
             c = w
-        self.mid = _ResBlock(c, c, temb)
+        self.mid = TimeResBlock(c, c, temb)
         self.attn = PreNormBlock(c, heads)
-        self.up = _nn.ModuleList(_ResBlock(c + w, w, temb) if i == 0 else _ResBlock(widths[-i] + w, w, temb)
+        self.up = _nn.ModuleList(TimeResBlock(c + w, w, temb) if i == 0 else TimeResBlock(widths[-i] + w, w, temb)
                                  for i, w in enumerate(reversed(widths)))
         self.out = _nn.Sequential(_nn.GroupNorm(8, widths[0]), _nn.SiLU(), _nn.Conv2d(widths[0], 1, 3, 1, 1))
         self.w0 = widths[0]

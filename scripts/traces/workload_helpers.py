@@ -215,6 +215,23 @@ class PreNormBlock(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.n2(x))))
 
 
+class TimeResBlock(torch.nn.Module):
+    """A diffusion U-Net's residual block: group norm, SiLU, 3x3 convolution, the timestep embedding added
+    per channel, again; a 1x1 convolution on the skip when the widths differ."""
+
+    def __init__(self, cin, cout, temb):
+        super().__init__()
+        self.n1, self.c1 = torch.nn.GroupNorm(8, cin), torch.nn.Conv2d(cin, cout, 3, 1, 1)
+        self.t = torch.nn.Linear(temb, cout)
+        self.n2, self.c2 = torch.nn.GroupNorm(8, cout), torch.nn.Conv2d(cout, cout, 3, 1, 1)
+        self.skip = torch.nn.Conv2d(cin, cout, 1) if cin != cout else torch.nn.Identity()
+
+    def forward(self, x, te):
+        silu = torch.nn.functional.silu
+        h = self.c1(silu(self.n1(x))) + self.t(te)[:, :, None, None]
+        return self.skip(x) + self.c2(silu(self.n2(h)))
+
+
 def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
     """Linear layers of width `hidden` with `act` between them (and a LayerNorm before each `act` when `norm`),
     `layers` Linear layers in all. Shared by batch57.py (SiLU by default there), batch58.py, batch59.py,
