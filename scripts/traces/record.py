@@ -315,6 +315,8 @@ import batch90  # noqa: E402
 import batch90_b  # noqa: E402
 import batch91  # noqa: E402
 import batch91_b  # noqa: E402
+import batch92  # noqa: E402
+import batch92_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -365,6 +367,7 @@ for _batch in (
     batch89, batch89_b,
     batch90, batch90_b,
     batch91, batch91_b,
+    batch92, batch92_b,
 ):
     _batch.register(sys.modules[__name__])
 
