@@ -317,6 +317,8 @@ import batch91  # noqa: E402
 import batch91_b  # noqa: E402
 import batch92  # noqa: E402
 import batch92_b  # noqa: E402
+import batch93  # noqa: E402
+import batch93_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -368,6 +370,7 @@ for _batch in (
     batch90, batch90_b,
     batch91, batch91_b,
     batch92, batch92_b,
+    batch93, batch93_b,
 ):
     _batch.register(sys.modules[__name__])
 
