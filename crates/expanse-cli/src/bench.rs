@@ -345,7 +345,7 @@ fn threaded(
     for a in &allocators {
         let st = a.stats(0).map_err(|e| e.to_string())?;
         waits += st.cross_stream_waits;
-        mallocs += st.allocation.all.allocated;
+        mallocs += st.allocation.all().allocated;
     }
     drop(allocators);
     for s in streams.into_iter().filter(|s| *s != StreamId::DEFAULT) {

@@ -165,12 +165,12 @@ pub fn run(
         events: done,
         streams: stream_count,
         peak_requested_bytes: peak_requested,
-        peak_allocated_bytes: s.allocated_bytes.all.peak as u64,
-        peak_reserved_bytes: s.reserved_bytes.all.peak as u64,
+        peak_allocated_bytes: s.allocated_bytes.all().peak as u64,
+        peak_reserved_bytes: s.reserved_bytes.all().peak as u64,
         peak_reserved_event: peak_event,
         peak_reserved_line: peak_line,
         peak_request_bytes: peak_request,
-        final_reserved_bytes: s.reserved_bytes.all.current as u64,
+        final_reserved_bytes: s.reserved_bytes.all().current as u64,
         time_weighted_reserved_bytes: if done == 0 { 0 } else { (reserved_sum / done as u128) as u64 },
         num_alloc_retries: s.num_alloc_retries,
         num_ooms: s.num_ooms,
@@ -253,7 +253,7 @@ fn play(
         p.reserved_sum += u128::from(alloc.reserved_bytes());
         // The statistics' peak, not the reserved bytes after the event: a
         // peak reached and left within one event counts too.
-        let peak = alloc.stats().reserved_bytes.all.peak;
+        let peak = alloc.stats().reserved_bytes.all().peak;
         if peak > p.peak_reserved {
             (p.peak_reserved, p.peak_event, p.peak_line, p.peak_request) = (peak, p.done, line, request);
         }

@@ -122,9 +122,9 @@ impl Observer for Watch {
         if self.sample {
             let s = alloc.stats();
             let p = &mut self.pending;
-            p.reserved = p.reserved.max(s.reserved_bytes.all.current.max(0) as u64);
-            p.allocated = p.allocated.max(s.allocated_bytes.all.current.max(0) as u64);
-            p.requested = p.requested.max(s.requested_bytes.all.current.max(0) as u64);
+            p.reserved = p.reserved.max(s.reserved_bytes.all().current.max(0) as u64);
+            p.allocated = p.allocated.max(s.allocated_bytes.all().current.max(0) as u64);
+            p.requested = p.requested.max(s.requested_bytes.all().current.max(0) as u64);
             p.event = done;
             if done.is_multiple_of(self.stride) || Some(done) == self.total {
                 p.pages_mapped = s.pages.mapped;

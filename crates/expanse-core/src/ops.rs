@@ -368,11 +368,11 @@ impl Runner {
             a.check_invariants()?;
         }
         let s = a.stats();
-        if s.allocation.all.current != self.live.len() as i64 {
-            return Err(format!("allocation stat {} but {} live", s.allocation.all.current, self.live.len()));
+        if s.allocation.all().current != self.live.len() as i64 {
+            return Err(format!("allocation stat {} but {} live", s.allocation.all().current, self.live.len()));
         }
         let mut requested: u64 = self.live.values().map(|v| v.0).sum();
-        let current = s.requested_bytes.all.current;
+        let current = s.requested_bytes.all().current;
         if self.maybe_pending {
             let pending = pending_free_requested(a);
             self.maybe_pending = pending > 0;
@@ -382,8 +382,8 @@ impl Runner {
         if current != requested as i64 {
             return Err(format!("requested_bytes stat {current} but shadow {requested} (live and pending free)"));
         }
-        if s.reserved_bytes.all.peak < s.reserved_bytes.all.current
-            || s.allocated_bytes.all.current as u64 > a.reserved_bytes()
+        if s.reserved_bytes.all().peak < s.reserved_bytes.all().current
+            || s.allocated_bytes.all().current as u64 > a.reserved_bytes()
         {
             return Err("peak below current, or more allocated than reserved".into());
         }

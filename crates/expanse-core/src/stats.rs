@@ -17,6 +17,10 @@ use crate::block::PoolKind;
 use crate::cost::DriverCosts;
 
 /// One counter: current value, its peak, and totals added and removed.
+///
+/// The total removed is not stored: it follows from the others
+/// ([`Stat::freed`]), so a decrease writes one field. (The hot pair's
+/// free path lowers ten counters: a store each less.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stat {
     /// Current value.
@@ -25,11 +29,18 @@ pub struct Stat {
     pub peak: i64,
     /// Sum of all increases.
     pub allocated: i64,
-    /// Sum of all decreases.
-    pub freed: i64,
+    /// `current` when the totals were last reset (0 before): what
+    /// `current` was made of then, neither allocated nor freed since.
+    base: i64,
 }
 
 impl Stat {
+    /// Sum of all decreases (since the totals were last reset).
+    #[inline]
+    pub fn freed(&self) -> i64 {
+        self.allocated + self.base - self.current
+    }
+
     /// Add `amount`.
     #[inline(always)]
     pub fn increase(&mut self, amount: u64) {
@@ -44,30 +55,51 @@ impl Stat {
     }
 
     /// Subtract `amount`.
+    #[inline(always)]
     pub fn decrease(&mut self, amount: u64) {
-        let a = amount as i64;
-        self.current -= a;
-        self.freed += a;
+        self.current -= amount as i64;
     }
 
     /// Reset the peak to the current value.
     pub fn reset_peak(&mut self) {
         self.peak = self.current;
     }
+
+    /// Reset the totals added and removed to zero.
+    pub fn reset_totals(&mut self) {
+        self.allocated = 0;
+        self.base = self.current;
+    }
 }
 
-/// One counter for both pools together and for each pool.
+/// One counter for each pool, and both pools together.
+///
+/// Both pools together is the sum of the two (every change goes to one
+/// pool), so only its peak is stored ([`PoolStats::all`]): a change
+/// writes one pool's counter and, when the sum passes the peak, the peak.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
-    /// Both pools.
-    pub all: Stat,
     /// The small pool (requests up to 1 MiB).
     pub small_pool: Stat,
     /// The large pool.
     pub large_pool: Stat,
+    /// Highest sum of the two pools' `current` since the last peak reset.
+    all_peak: i64,
 }
 
 impl PoolStats {
+    /// Both pools together.
+    #[inline]
+    pub fn all(&self) -> Stat {
+        let (s, l) = (&self.small_pool, &self.large_pool);
+        Stat {
+            current: s.current + l.current,
+            peak: self.all_peak,
+            allocated: s.allocated + l.allocated,
+            base: s.base + l.base,
+        }
+    }
+
     /// The counter of `pool` alone.
     pub fn pool(&self, pool: PoolKind) -> &Stat {
         match pool {
@@ -83,25 +115,40 @@ impl PoolStats {
         }
     }
 
-    /// Add `amount` to `all` and to `pool`'s counter.
-    pub fn increase(&mut self, pool: PoolKind, amount: u64) {
-        self.all.increase(amount);
-        self.pool_mut(pool).increase(amount);
+    /// Raise the peak of both pools together to their sum, if above.
+    #[inline(always)]
+    fn raise_all_peak(&mut self) {
+        let sum = self.small_pool.current + self.large_pool.current;
+        if sum > self.all_peak {
+            self.all_peak = sum;
+        }
     }
 
-    /// Subtract `amount` from `all` and from `pool`'s counter.
+    /// Add `amount` to `pool`'s counter (and so to both pools').
+    pub fn increase(&mut self, pool: PoolKind, amount: u64) {
+        self.pool_mut(pool).increase(amount);
+        self.raise_all_peak();
+    }
+
+    /// Subtract `amount` from `pool`'s counter (and so from both pools').
     pub fn decrease(&mut self, pool: PoolKind, amount: u64) {
-        self.all.decrease(amount);
         self.pool_mut(pool).decrease(amount);
     }
 
     /// The three counters with PyTorch's names for them.
-    fn named(&self) -> [(&'static str, &Stat); 3] {
-        [("all", &self.all), ("small_pool", &self.small_pool), ("large_pool", &self.large_pool)]
+    fn named(&self) -> [(&'static str, Stat); 3] {
+        [("all", self.all()), ("small_pool", self.small_pool), ("large_pool", self.large_pool)]
     }
 
-    fn each_mut(&mut self) -> [&mut Stat; 3] {
-        [&mut self.all, &mut self.small_pool, &mut self.large_pool]
+    fn reset_peaks(&mut self) {
+        self.small_pool.reset_peak();
+        self.large_pool.reset_peak();
+        self.all_peak = self.small_pool.current + self.large_pool.current;
+    }
+
+    fn reset_totals(&mut self) {
+        self.small_pool.reset_totals();
+        self.large_pool.reset_totals();
     }
 }
 
@@ -194,11 +241,6 @@ impl DeviceStats {
     /// counter to choose it every time).
     #[inline(always)]
     pub(crate) fn count_hand_out(&mut self, pool: PoolKind, size: u64, requested: u64) {
-        self.allocation.all.increase(1);
-        self.allocated_bytes.all.increase(size);
-        self.active.all.increase(1);
-        self.active_bytes.all.increase(size);
-        self.requested_bytes.all.increase(requested);
         match pool {
             PoolKind::Small => self.hand_out_in(small, size, requested),
             PoolKind::Large => self.hand_out_in(large, size, requested),
@@ -207,11 +249,16 @@ impl DeviceStats {
 
     #[inline(always)]
     fn hand_out_in(&mut self, of: impl Fn(&mut PoolStats) -> &mut Stat, size: u64, requested: u64) {
-        of(&mut self.allocation).increase(1);
-        of(&mut self.allocated_bytes).increase(size);
-        of(&mut self.active).increase(1);
-        of(&mut self.active_bytes).increase(size);
-        of(&mut self.requested_bytes).increase(requested);
+        for (p, amount) in [
+            (&mut self.allocation, 1),
+            (&mut self.allocated_bytes, size),
+            (&mut self.active, 1),
+            (&mut self.active_bytes, size),
+            (&mut self.requested_bytes, requested),
+        ] {
+            of(p).increase(amount);
+            p.raise_all_peak();
+        }
     }
 
     /// An allocation of `pool` freed by its user: `size` bytes
@@ -221,8 +268,6 @@ impl DeviceStats {
     /// it, as PyTorch's `free_block` counts them (with `active`).
     #[inline(always)]
     pub(crate) fn count_user_free(&mut self, pool: PoolKind, size: u64) {
-        self.allocation.all.decrease(1);
-        self.allocated_bytes.all.decrease(size);
         match pool {
             PoolKind::Small => self.user_free_in(small, size),
             PoolKind::Large => self.user_free_in(large, size),
@@ -256,33 +301,27 @@ impl DeviceStats {
         size: u64,
         requested: u64,
     ) {
-        let both = |p: &mut PoolStats, d: i64| {
+        let change = |p: &mut PoolStats, d: i64| {
             if d > 0 {
-                p.all.increase(d as u64);
                 of(p).increase(d as u64);
+                p.raise_all_peak();
             } else if d < 0 {
-                p.all.decrease(d.unsigned_abs());
                 of(p).decrease(d.unsigned_abs());
             }
         };
         if !expandable {
-            both(&mut self.inactive_split, d_blocks);
-            both(&mut self.inactive_split_bytes, d_bytes);
+            change(&mut self.inactive_split, d_blocks);
+            change(&mut self.inactive_split_bytes, d_bytes);
         }
-        self.active.all.decrease(1);
         of(&mut self.active).decrease(1);
-        self.active_bytes.all.decrease(size);
         of(&mut self.active_bytes).decrease(size);
-        self.requested_bytes.all.decrease(requested);
         of(&mut self.requested_bytes).decrease(requested);
     }
 
     /// Reset every peak to its current value.
     pub fn reset_peaks(&mut self) {
         for arr in self.arrays_mut() {
-            for s in arr.each_mut() {
-                s.reset_peak();
-            }
+            arr.reset_peaks();
         }
         self.oversize_allocations.reset_peak();
         self.oversize_segments.reset_peak();
@@ -291,11 +330,10 @@ impl DeviceStats {
     /// Reset the accumulated totals (`allocated`, `freed`) and event counts.
     pub fn reset_accumulated(&mut self) {
         for arr in self.arrays_mut() {
-            for s in arr.each_mut() {
-                s.allocated = 0;
-                s.freed = 0;
-            }
+            arr.reset_totals();
         }
+        self.oversize_allocations.reset_totals();
+        self.oversize_segments.reset_totals();
         self.num_alloc_retries = 0;
         self.num_ooms = 0;
         self.num_sync_all_streams = 0;
@@ -340,7 +378,7 @@ impl DeviceStats {
                 out.push((format!("{name}.{ty}.current"), s.current));
                 out.push((format!("{name}.{ty}.peak"), s.peak));
                 out.push((format!("{name}.{ty}.allocated"), s.allocated));
-                out.push((format!("{name}.{ty}.freed"), s.freed));
+                out.push((format!("{name}.{ty}.freed"), s.freed()));
             }
         }
         for (name, s) in
@@ -349,7 +387,7 @@ impl DeviceStats {
             out.push((format!("{name}.current"), s.current));
             out.push((format!("{name}.peak"), s.peak));
             out.push((format!("{name}.allocated"), s.allocated));
-            out.push((format!("{name}.freed"), s.freed));
+            out.push((format!("{name}.freed"), s.freed()));
         }
         let clamp = |v: u64| v.min(i64::MAX as u64) as i64;
         out.push(("num_alloc_retries".into(), clamp(self.num_alloc_retries)));
@@ -384,7 +422,7 @@ mod tests {
         s.increase(10);
         s.increase(5);
         s.decrease(12);
-        assert_eq!((s.current, s.peak, s.allocated, s.freed), (3, 15, 15, 12));
+        assert_eq!((s.current, s.peak, s.allocated, s.freed()), (3, 15, 15, 12));
         s.reset_peak();
         assert_eq!(s.peak, 3);
     }
@@ -437,6 +475,71 @@ mod tests {
             assert_eq!(grouped, single, "step {step}");
         }
         assert!(single.allocation.small_pool.peak > 0 && single.active_bytes.large_pool.peak > 0);
+    }
+
+    /// A counter kept the plain way: every field written at every change.
+    #[derive(Default, Debug, PartialEq)]
+    struct Plain {
+        current: i64,
+        peak: i64,
+        allocated: i64,
+        freed: i64,
+    }
+
+    fn observed(s: Stat) -> Plain {
+        Plain { current: s.current, peak: s.peak, allocated: s.allocated, freed: s.freed() }
+    }
+
+    /// Both pools together, and every total removed, are derived rather
+    /// than stored; under random changes and resets they read exactly as
+    /// counters written at every change do.
+    #[test]
+    fn derived_counters_read_as_stored_ones() {
+        let mut p = PoolStats::default();
+        let mut plain: [Plain; 3] = Default::default(); // all, small, large
+        let mut x = 11u64;
+        for step in 0..20_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            let (pool, i) = if r.is_multiple_of(2) { (PoolKind::Small, 1) } else { (PoolKind::Large, 2) };
+            let amount = r % 1000;
+            match r % 23 {
+                0 => {
+                    p.reset_peaks();
+                    for c in &mut plain {
+                        c.peak = c.current;
+                    }
+                }
+                1 => {
+                    p.reset_totals();
+                    for c in &mut plain {
+                        c.allocated = 0;
+                        c.freed = 0;
+                    }
+                }
+                k if k < 13 || plain[i].current < amount as i64 => {
+                    p.increase(pool, amount);
+                    for j in [0, i] {
+                        plain[j].current += amount as i64;
+                        plain[j].allocated += amount as i64;
+                        plain[j].peak = plain[j].peak.max(plain[j].current);
+                    }
+                }
+                _ => {
+                    p.decrease(pool, amount);
+                    for j in [0, i] {
+                        plain[j].current -= amount as i64;
+                        plain[j].freed += amount as i64;
+                    }
+                }
+            }
+            let got = [observed(p.all()), observed(p.small_pool), observed(p.large_pool)];
+            assert_eq!(got, plain, "step {step}");
+        }
+        // The sequence reached what it tests: a peak of both pools below
+        // the sum of the pools' peaks, and totals after a reset.
+        assert!(p.all().peak < p.small_pool.peak + p.large_pool.peak);
+        assert!(p.all().freed() > 0);
     }
 
     #[test]

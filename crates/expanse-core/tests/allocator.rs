@@ -87,21 +87,21 @@ fn small_allocation_moves_stats_by_rounded_size(mode: Mode) {
     let mut a = allocator(mode, &d, "");
     let p = a.malloc(1000, S0).unwrap();
     let s = a.stats().clone();
-    assert_eq!(s.allocated_bytes.all.current, 1024);
+    assert_eq!(s.allocated_bytes.all().current, 1024);
     assert_eq!(s.allocated_bytes.small_pool.current, 1024, "small pool");
     assert_eq!(s.allocated_bytes.large_pool.current, 0);
-    assert_eq!(s.requested_bytes.all.current, 1000);
-    assert_eq!(s.active_bytes.all.current, 1024);
-    assert_eq!(s.allocation.all.current, 1);
-    assert_eq!(s.reserved_bytes.all.current, 2 * MIB as i64);
+    assert_eq!(s.requested_bytes.all().current, 1000);
+    assert_eq!(s.active_bytes.all().current, 1024);
+    assert_eq!(s.allocation.all().current, 1);
+    assert_eq!(s.reserved_bytes.all().current, 2 * MIB as i64);
     // Expandable segments are not counted as segments.
-    assert_eq!(s.segment.all.current, if mode.expandable() { 0 } else { 1 });
+    assert_eq!(s.segment.all().current, if mode.expandable() { 0 } else { 1 });
     a.free(p).unwrap();
     let s = a.stats();
-    assert_eq!(s.allocated_bytes.all.current, 0);
-    assert_eq!(s.allocated_bytes.all.freed, 1024);
-    assert_eq!(s.requested_bytes.all.current, 0);
-    assert_eq!(s.active.all.current, 0);
+    assert_eq!(s.allocated_bytes.all().current, 0);
+    assert_eq!(s.allocated_bytes.all().freed(), 1024);
+    assert_eq!(s.requested_bytes.all().current, 0);
+    assert_eq!(s.active.all().current, 0);
     check(&a, &d);
 }
 
@@ -112,10 +112,10 @@ fn one_mib_requests_use_the_small_pool(mode: Mode) {
     assert_eq!(a.stats().allocated_bytes.small_pool.current, MIB as i64, "1 MiB is a small-pool request");
     // A second 1 MiB on the same stream fits the rest of the 2 MiB page.
     let q = a.malloc(MIB, S0).unwrap();
-    assert_eq!(a.stats().reserved_bytes.all.current, 2 * MIB as i64);
+    assert_eq!(a.stats().reserved_bytes.all().current, 2 * MIB as i64);
     // On another stream it needs its own: two segments, 4 MiB reserved.
     let r = a.malloc(MIB, S1).unwrap();
-    assert_eq!(a.stats().reserved_bytes.all.current, 4 * MIB as i64);
+    assert_eq!(a.stats().reserved_bytes.all().current, 4 * MIB as i64);
     assert_eq!(a.stats().reserved_bytes.small_pool.current, 4 * MIB as i64);
     // Just above 1 MiB goes to the large pool.
     let big = a.malloc(MIB + 1, S0).unwrap();
@@ -133,13 +133,13 @@ fn power2_rounding_divisions(mode: Mode) {
     let mut a = allocator(mode, &d, "roundup_power2_divisions:4");
     let nbytes = 21 * MIB * 4;
     let p = a.malloc(nbytes, S0).unwrap();
-    assert_eq!(a.stats().allocated_bytes.all.current, 96 * MIB as i64);
-    assert_eq!(a.stats().requested_bytes.all.current, nbytes as i64);
+    assert_eq!(a.stats().allocated_bytes.all().current, 96 * MIB as i64);
+    assert_eq!(a.stats().requested_bytes.all().current, nbytes as i64);
     assert_eq!(expanse_core::size_class::roundup_power2_next_division(1200, 4), 1280);
     // Per-band list: 64 MiB band with 8 divisions.
     let mut b = allocator(mode, &d, "roundup_power2_divisions:[64:8,256:4,>:1]");
     let q = b.malloc(65 * MIB, S0).unwrap();
-    assert_eq!(b.stats().allocated_bytes.all.current, 72 * MIB as i64);
+    assert_eq!(b.stats().allocated_bytes.all().current, 72 * MIB as i64);
     a.free(p).unwrap();
     b.free(q).unwrap();
     check(&a, &d);
@@ -250,10 +250,10 @@ fn record_stream_delays_reuse(mode: Mode) {
     // The block still counts as active while stream 7 may use it, and its
     // requested bytes with it (PyTorch counts both down in `free_block`,
     // after the events); allocated counts down at the free.
-    assert_eq!(a.stats().active.all.current, 1);
-    assert_eq!(a.stats().allocation.all.current, 0);
-    assert_eq!(a.stats().allocated_bytes.all.current, 0);
-    assert_eq!(a.stats().requested_bytes.all.current, (4 * MIB) as i64);
+    assert_eq!(a.stats().active.all().current, 1);
+    assert_eq!(a.stats().allocation.all().current, 0);
+    assert_eq!(a.stats().allocated_bytes.all().current, 0);
+    assert_eq!(a.stats().requested_bytes.all().current, (4 * MIB) as i64);
     assert_eq!(a.stats().requested_bytes.large_pool.current, (4 * MIB) as i64);
     let q = a.malloc(4 * MIB, S0).unwrap();
     assert_ne!(q, p, "block reused before stream 7's event completed");
@@ -263,12 +263,12 @@ fn record_stream_delays_reuse(mode: Mode) {
     // Events are queried lazily at the next allocation: now reusable.
     let r = a.malloc(4 * MIB, S0).unwrap();
     assert!(r == p || r == q, "freed blocks not reused");
-    assert_eq!(a.stats().active.all.current, 1);
+    assert_eq!(a.stats().active.all().current, 1);
     // p's requested bytes counted down once its event completed.
-    assert_eq!(a.stats().requested_bytes.all.current, (4 * MIB) as i64);
-    assert_eq!(a.stats().requested_bytes.all.peak, (8 * MIB) as i64);
+    assert_eq!(a.stats().requested_bytes.all().current, (4 * MIB) as i64);
+    assert_eq!(a.stats().requested_bytes.all().peak, (8 * MIB) as i64);
     a.free(r).unwrap();
-    assert_eq!(a.stats().requested_bytes.all.current, 0);
+    assert_eq!(a.stats().requested_bytes.all().current, 0);
     check(&a, &d);
 }
 
@@ -285,7 +285,7 @@ fn unknown_and_double_free_are_errors(mode: Mode) {
     assert!(matches!(a.record_stream(p, S1), Err(AllocError::Misuse { .. })));
     // Nothing was lost: q is still allocated and intact.
     assert_eq!(a.allocation_size(q), Some(3072));
-    assert_eq!(a.stats().allocation.all.current, 1);
+    assert_eq!(a.stats().allocation.all().current, 1);
     a.free(q).unwrap();
     check(&a, &d);
 }
@@ -299,9 +299,9 @@ fn empty_cache_returns_everything(mode: Mode) {
     for p in &ptrs {
         a.free(*p).unwrap();
     }
-    assert!(a.stats().reserved_bytes.all.current > 0, "memory is cached after free");
+    assert!(a.stats().reserved_bytes.all().current > 0, "memory is cached after free");
     a.empty_cache().unwrap();
-    assert_eq!(a.stats().reserved_bytes.all.current, 0);
+    assert_eq!(a.stats().reserved_bytes.all().current, 0);
     assert_eq!(d.used(), 0, "device memory returned");
     assert_eq!(a.expandable_segment_count(), 0);
     check(&a, &d);
@@ -317,8 +317,8 @@ fn large_allocations_split_and_merge(mode: Mode) {
     // 3 MiB requests share 20 MiB classic segments (or one expandable).
     let ps: Vec<u64> = (0..6).map(|_| a.malloc(3 * MIB, S0).unwrap()).collect();
     if mode == Mode::Classic {
-        assert_eq!(a.stats().reserved_bytes.all.current, 20 * MIB as i64);
-        assert_eq!(a.stats().segment.all.current, 1);
+        assert_eq!(a.stats().reserved_bytes.all().current, 20 * MIB as i64);
+        assert_eq!(a.stats().segment.all().current, 1);
     }
     // Free every other block: split free blocks, then merge back.
     for p in ps.iter().step_by(2) {
@@ -327,21 +327,21 @@ fn large_allocations_split_and_merge(mode: Mode) {
     }
     if mode == Mode::Classic {
         // Three freed blocks plus the 2 MiB remainder of the segment.
-        assert_eq!(a.stats().inactive_split.all.current, 4);
+        assert_eq!(a.stats().inactive_split.all().current, 4);
     } else {
-        assert_eq!(a.stats().inactive_split.all.current, 0, "expandable blocks are not inactive_split");
+        assert_eq!(a.stats().inactive_split.all().current, 0, "expandable blocks are not inactive_split");
     }
     for p in ps.iter().skip(1).step_by(2) {
         a.free(*p).unwrap();
         check(&a, &d);
     }
     // Everything merged back into one free block per segment.
-    assert_eq!(a.stats().inactive_split.all.current, 0);
-    assert_eq!(a.stats().inactive_split_bytes.all.current, 0);
+    assert_eq!(a.stats().inactive_split.all().current, 0);
+    assert_eq!(a.stats().inactive_split_bytes.all().current, 0);
     // A 18 MiB request fits the merged block without growing.
-    let before = a.stats().reserved_bytes.all.current;
+    let before = a.stats().reserved_bytes.all().current;
     let big = a.malloc(18 * MIB, S0).unwrap();
-    assert_eq!(a.stats().reserved_bytes.all.current, before);
+    assert_eq!(a.stats().reserved_bytes.all().current, before);
     a.free(big).unwrap();
     check(&a, &d);
 }
@@ -389,7 +389,7 @@ fn max_split_size_rules(mode: Mode) {
     let fence = a.malloc(5 * MIB, S0).unwrap();
     assert_eq!(a.stats().oversize_allocations.current, 1);
     a.free(big).unwrap();
-    let reserved = a.stats().reserved_bytes.all.current;
+    let reserved = a.stats().reserved_bytes.all().current;
     let small = a.malloc(30 * MIB, S0).unwrap();
     match mode {
         // The classic rule: a request below max_split_size never takes an
@@ -403,12 +403,12 @@ fn max_split_size_rules(mode: Mode) {
         // known bug of the reference).
         Mode::PytorchExpandable => {
             assert_ne!(small, big);
-            assert!(a.stats().reserved_bytes.all.current > reserved);
+            assert!(a.stats().reserved_bytes.all().current > reserved);
         }
         // expanse exempts expandable blocks: the free block is reused.
         Mode::Expanse => {
             assert_eq!(small, big, "expandable blocks are exempt from the oversize rule");
-            assert_eq!(a.stats().reserved_bytes.all.current, reserved);
+            assert_eq!(a.stats().reserved_bytes.all().current, reserved);
         }
     }
     let a2 = a.malloc(90 * MIB, S0).unwrap();
@@ -428,9 +428,9 @@ fn garbage_collection_frees_old_segments(mode: Mode) {
     for p in olds {
         a.free(p).unwrap();
     }
-    let before = a.stats().reserved_bytes.all.current;
+    let before = a.stats().reserved_bytes.all().current;
     let p = a.malloc(300 * MIB, S1).unwrap();
-    let after = a.stats().reserved_bytes.all.current;
+    let after = a.stats().reserved_bytes.all().current;
     if mode == Mode::Classic {
         // Above 50% reserved: the cached classic segments (all of the same
         // age) were freed before a new one was made.
@@ -452,10 +452,10 @@ fn reset_peak_stats_works(mode: Mode) {
     let p = a.malloc(50 * MIB, S0).unwrap();
     a.free(p).unwrap();
     let q = a.malloc(MIB / 2, S0).unwrap();
-    assert_eq!(a.stats().allocated_bytes.all.peak, 50 * MIB as i64);
+    assert_eq!(a.stats().allocated_bytes.all().peak, 50 * MIB as i64);
     a.reset_peak_stats();
-    assert_eq!(a.stats().allocated_bytes.all.peak, (MIB / 2) as i64);
-    assert_eq!(a.stats().reserved_bytes.all.peak, a.stats().reserved_bytes.all.current);
+    assert_eq!(a.stats().allocated_bytes.all().peak, (MIB / 2) as i64);
+    assert_eq!(a.stats().reserved_bytes.all().peak, a.stats().reserved_bytes.all().current);
     a.free(q).unwrap();
     check(&a, &d);
 }
@@ -558,7 +558,7 @@ fn allocator_is_send_and_sync_across_threads() {
         alloc.free_any(p).unwrap();
     }
     alloc.empty_cache().unwrap();
-    assert_eq!(alloc.stats(0).unwrap().reserved_bytes.all.current, 0);
+    assert_eq!(alloc.stats(0).unwrap().reserved_bytes.all().current, 0);
 }
 
 #[test]
@@ -572,7 +572,7 @@ fn one_state_per_device_and_peer_access() {
     let before = alloc.malloc(0, 30 * MIB, S0).unwrap();
     let other = alloc.malloc(1, 30 * MIB, S0).unwrap();
     assert_eq!(alloc.device_of(other), Some(1));
-    assert_eq!(alloc.stats(0).unwrap().allocation.all.current, 1);
+    assert_eq!(alloc.stats(0).unwrap().allocation.all().current, 1);
     assert_eq!(d0.access_at(before), Some(vec![0]));
     // Device 1 gets access to device 0's pages, mapped before and after.
     alloc.enable_peer_access(1, 0).unwrap();

@@ -53,7 +53,7 @@ fn posted_mallocs_and_frees_are_run_for_their_threads() {
     ranges.sort_unstable();
     assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "blocks overlap: {ranges:x?}");
     let st = a.stats(0).unwrap();
-    assert_eq!(st.requested_bytes.all.current, sizes.iter().sum::<u64>() as i64);
+    assert_eq!(st.requested_bytes.all().current, sizes.iter().sum::<u64>() as i64);
     a.lock(0).unwrap().check_invariants().unwrap();
 
     // The same for frees, with one double free among them: exactly one
@@ -77,7 +77,7 @@ fn posted_mallocs_and_frees_are_run_for_their_threads() {
     assert!(matches!(r, Err(AllocError::Misuse { .. })), "{r:?}");
     assert_eq!(a.combining_counts(0).unwrap(), (0, 5 + 6));
     let st = a.stats(0).unwrap();
-    assert_eq!(st.allocated_bytes.all.current, 0);
+    assert_eq!(st.allocated_bytes.all().current, 0);
     a.lock(0).unwrap().check_invariants().unwrap();
 }
 
@@ -179,8 +179,8 @@ fn eight_threads_on_eight_streams_lose_nothing() {
     }
     assert!(live.lock().unwrap().is_empty());
     let st = a.stats(0).unwrap();
-    assert_eq!(st.allocated_bytes.all.current, 0, "every block freed");
-    assert_eq!(st.allocation.all.allocated, 8 * 3000, "{:?}", st.allocation.all);
+    assert_eq!(st.allocated_bytes.all().current, 0, "every block freed");
+    assert_eq!(st.allocation.all().allocated, 8 * 3000, "{:?}", st.allocation.all());
     a.lock(0).unwrap().check_invariants().unwrap();
     assert_eq!(a.combining_counts(0).unwrap().0, 0, "nothing left posted");
 }

@@ -21,7 +21,7 @@ fn allocator(device: &Arc<HostDevice>, conf: &str) -> DeviceAllocator {
 
 /// Cached bytes: reserved but not allocated.
 fn cached(a: &DeviceAllocator) -> u64 {
-    a.reserved_bytes() - a.stats().allocated_bytes.all.current as u64
+    a.reserved_bytes() - a.stats().allocated_bytes.all().current as u64
 }
 
 /// Ten 40 MiB blocks and a few small ones, written through host memory,

@@ -318,10 +318,10 @@ fn history_and_snapshot_agree_with_the_state_after_random_operations() {
             let s = a.snapshot();
             let st = a.stats();
             let sum = |f: fn(&expanse_core::snapshot::SegmentInfo) -> u64| s.segments.iter().map(f).sum::<u64>() as i64;
-            assert_eq!(sum(|g| g.total_size), st.reserved_bytes.all.current, "{config:?} op {i}");
-            assert_eq!(sum(|g| g.allocated_size), st.allocated_bytes.all.current);
-            assert_eq!(sum(|g| g.requested_size), st.requested_bytes.all.current);
-            assert_eq!(sum(|g| g.active_size), st.active_bytes.all.current);
+            assert_eq!(sum(|g| g.total_size), st.reserved_bytes.all().current, "{config:?} op {i}");
+            assert_eq!(sum(|g| g.allocated_size), st.allocated_bytes.all().current);
+            assert_eq!(sum(|g| g.requested_size), st.requested_bytes.all().current);
+            assert_eq!(sum(|g| g.active_size), st.active_bytes.all().current);
             let mut mapped: i64 = 0;
             let mut live = BTreeMap::new();
             for e in &s.trace {
@@ -333,7 +333,7 @@ fn history_and_snapshot_agree_with_the_state_after_random_operations() {
                     _ => {}
                 }
             }
-            assert_eq!(mapped, st.reserved_bytes.all.current, "{config:?} op {i}");
+            assert_eq!(mapped, st.reserved_bytes.all().current, "{config:?} op {i}");
             let allocated: BTreeMap<u64, u64> = s
                 .segments
                 .iter()

@@ -5,7 +5,6 @@
 use super::DeviceAllocator;
 use crate::block::{Block, BlockId, PoolKind};
 use crate::pool::Pool;
-use crate::stats::PoolStats;
 
 /// What the walk over all blocks adds up, to compare with the pools, the
 /// segments and the statistics.
@@ -204,24 +203,28 @@ impl DeviceAllocator {
                 self.reserved, tally.classic, tally.mapped_expandable
             ));
         }
-        if self.stats.reserved_bytes.all.current as u64 != self.reserved {
-            return Err(format!("reserved_bytes stat {} != {}", self.stats.reserved_bytes.all.current, self.reserved));
+        if self.stats.reserved_bytes.all().current as u64 != self.reserved {
+            return Err(format!(
+                "reserved_bytes stat {} != {}",
+                self.stats.reserved_bytes.all().current,
+                self.reserved
+            ));
         }
-        let PoolStats { all, small_pool, large_pool } = &self.stats.allocated_bytes;
+        let st = &self.stats.allocated_bytes;
         for (name, stat, bytes) in [
-            ("all", all, tally.allocated[0]),
-            ("small_pool", small_pool, tally.allocated[1]),
-            ("large_pool", large_pool, tally.allocated[2]),
+            ("all", st.all(), tally.allocated[0]),
+            ("small_pool", st.small_pool, tally.allocated[1]),
+            ("large_pool", st.large_pool, tally.allocated[2]),
         ] {
             if stat.current as u64 != bytes {
                 return Err(format!("allocated_bytes.{name} stat {} != {bytes}", stat.current));
             }
         }
-        if self.active.len() as i64 != self.stats.allocation.all.current {
+        if self.active.len() as i64 != self.stats.allocation.all().current {
             return Err(format!(
                 "{} active pointers but allocation stat {}",
                 self.active.len(),
-                self.stats.allocation.all.current
+                self.stats.allocation.all().current
             ));
         }
         Ok(())

@@ -85,8 +85,8 @@ impl DeviceAllocator {
         } else {
             self.oom_observers.iter().for_each(|obs| obs(&info));
         }
-        let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
-        let reserved = self.stats.reserved_bytes.all.current.max(0) as u64;
+        let allocated = self.stats.allocated_bytes.all().current.max(0) as u64;
+        let reserved = self.stats.reserved_bytes.all().current.max(0) as u64;
         let report = OomReport {
             total,
             device_free,

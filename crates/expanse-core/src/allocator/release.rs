@@ -111,7 +111,7 @@ impl DeviceAllocator {
     ///
     /// [`ReleasePolicy::threshold`]: crate::policy::ReleasePolicy::threshold
     pub(super) fn release_over_threshold(&mut self) -> Result<(), AllocError> {
-        let allocated = self.stats.allocated_bytes.all.current.max(0) as u64;
+        let allocated = self.stats.allocated_bytes.all().current.max(0) as u64;
         let mut excess = self.policy.release.excess(self.reserved, allocated);
         if excess == 0 || self.private.capturing() {
             return Ok(());
