@@ -542,6 +542,25 @@ mod tests {
         assert!(p.all().freed() > 0);
     }
 
+    /// `reset_accumulated` zeroes the oversize counters' totals too, as
+    /// PyTorch's `resetAccumulatedStats` does
+    /// (`reset_accumulated_stat(stats.oversize_allocations)` and
+    /// `oversize_segments`), leaving their current values and peaks.
+    #[test]
+    fn reset_accumulated_covers_the_oversize_counters() {
+        let mut st = DeviceStats::default();
+        st.oversize_allocations.increase(3);
+        st.oversize_allocations.decrease(1);
+        st.oversize_segments.increase(2);
+        st.reset_accumulated();
+        for s in [st.oversize_allocations, st.oversize_segments] {
+            assert_eq!((s.allocated, s.freed()), (0, 0));
+        }
+        assert_eq!((st.oversize_allocations.current, st.oversize_allocations.peak), (2, 3));
+        st.oversize_allocations.decrease(2);
+        assert_eq!(st.oversize_allocations.freed(), 2);
+    }
+
     #[test]
     fn keys_match_pytorch_spelling() {
         let st = DeviceStats::default();
