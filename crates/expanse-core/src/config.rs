@@ -364,10 +364,40 @@ impl Config {
         Ok(())
     }
 
+    /// expanse's policy rules that are on or off, each key with its value,
+    /// in the order `to_conf_string` writes them.
+    fn flags(&self) -> [(&'static str, bool); 6] {
+        [
+            ("lend_across_streams", self.lend_across_streams),
+            ("share_segments", self.share_segments),
+            ("small_from_large", self.small_from_large),
+            ("grow_fewest", self.grow_fewest),
+            ("move_whole_first", self.move_whole_first),
+            ("move_above_peak_only", self.move_above_peak_only),
+        ]
+    }
+
+    /// The field of one of [`Self::flags`]' keys.
+    fn flag_mut(&mut self, key: &str) -> Option<&mut bool> {
+        Some(match key {
+            "lend_across_streams" => &mut self.lend_across_streams,
+            "share_segments" => &mut self.share_segments,
+            "small_from_large" => &mut self.small_from_large,
+            "grow_fewest" => &mut self.grow_fewest,
+            "move_whole_first" => &mut self.move_whole_first,
+            "move_above_peak_only" => &mut self.move_above_peak_only,
+            _ => return None,
+        })
+    }
+
     /// The keys of expanse's own policy (page sizes, moving, release).
     fn set_expanse(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let bad =
             |expected: &'static str| ConfigError::BadValue { key: key.to_string(), value: value.to_string(), expected };
+        if let Some(flag) = self.flag_mut(key) {
+            *flag = parse_bool(value).ok_or_else(|| bad("True or False"))?;
+            return Ok(());
+        }
         match key {
             "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
                 let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
@@ -397,24 +427,6 @@ impl Config {
                     return Err(bad("a number of allocations up to 2^48"));
                 }
                 self.move_reuse_window = n;
-            }
-            "lend_across_streams" => {
-                self.lend_across_streams = parse_bool(value).ok_or_else(|| bad("True or False"))?;
-            }
-            "share_segments" => {
-                self.share_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?;
-            }
-            "small_from_large" => {
-                self.small_from_large = parse_bool(value).ok_or_else(|| bad("True or False"))?;
-            }
-            "grow_fewest" => {
-                self.grow_fewest = parse_bool(value).ok_or_else(|| bad("True or False"))?;
-            }
-            "move_whole_first" => {
-                self.move_whole_first = parse_bool(value).ok_or_else(|| bad("True or False"))?;
-            }
-            "move_above_peak_only" => {
-                self.move_above_peak_only = parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
             "overshoot_share" => {
                 let n: u64 = value.parse().map_err(|_| bad("a non-negative integer (0: no bound)"))?;
@@ -481,36 +493,9 @@ impl Config {
         }
         put(self.move_budget != d.move_budget, "move_budget", self.move_budget.to_string());
         put(self.move_reuse_window != d.move_reuse_window, "move_reuse_window", self.move_reuse_window.to_string());
-        put(
-            self.lend_across_streams != d.lend_across_streams,
-            "lend_across_streams",
-            if self.lend_across_streams { "True" } else { "False" }.to_string(),
-        );
-        put(
-            self.share_segments != d.share_segments,
-            "share_segments",
-            if self.share_segments { "True" } else { "False" }.to_string(),
-        );
-        put(
-            self.small_from_large != d.small_from_large,
-            "small_from_large",
-            if self.small_from_large { "True" } else { "False" }.to_string(),
-        );
-        put(
-            self.grow_fewest != d.grow_fewest,
-            "grow_fewest",
-            if self.grow_fewest { "True" } else { "False" }.to_string(),
-        );
-        put(
-            self.move_whole_first != d.move_whole_first,
-            "move_whole_first",
-            if self.move_whole_first { "True" } else { "False" }.to_string(),
-        );
-        put(
-            self.move_above_peak_only != d.move_above_peak_only,
-            "move_above_peak_only",
-            if self.move_above_peak_only { "True" } else { "False" }.to_string(),
-        );
+        for ((key, v), (_, dv)) in self.flags().into_iter().zip(d.flags()) {
+            put(v != dv, key, py_bool(v).into());
+        }
         put(self.overshoot_share != d.overshoot_share, "overshoot_share", self.overshoot_share.to_string());
         if let Some(t) = self.release_threshold {
             put(true, "release_threshold_mb", (t / MIB).to_string());

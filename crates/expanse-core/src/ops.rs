@@ -325,23 +325,7 @@ impl Runner {
         self.last = None;
         match op {
             Op::Alloc { size, stream } => self.alloc(a, size, StreamId(stream))?,
-            Op::Free { index } => {
-                if !self.order.is_empty() {
-                    let ptr = self.order.swap_remove(index % self.order.len());
-                    let (size, byte) = self.live.remove(&ptr).expect("shadow");
-                    if self.check_contents {
-                        self.verify(a, ptr, size, byte)?;
-                    }
-                    a.free(ptr).map_err(|e| format!("free({ptr:#x}): {e}"))?;
-                    match a.free(ptr) {
-                        Err(AllocError::Misuse { .. }) => *self.refused.entry("double_free").or_default() += 1,
-                        other => return Err(format!("double free of {ptr:#x}: {other:?}, not a misuse error")),
-                    }
-                    let stream = self.streams.remove(&ptr).expect("shadow");
-                    self.maybe_pending |= self.recorded.remove(&ptr);
-                    self.last = Some(Step { addr: ptr, size, stream, allocated: false });
-                }
-            }
+            Op::Free { index } => self.free(a, index)?,
             Op::RecordStream { index, stream } => {
                 if !self.order.is_empty() {
                     let ptr = self.order[index % self.order.len()];
@@ -352,21 +336,54 @@ impl Runner {
             Op::EmptyCache => a.empty_cache().map_err(|e| format!("empty_cache: {e}"))?,
             Op::ResetPeaks => a.reset_peak_stats(),
             Op::SetMemoryFraction { per_mille } => a.set_memory_fraction(f64::from(per_mille) / 1000.0),
-            Op::BadFree { index, offset } => {
-                // Odd offsets: never a 512-aligned allocation's address.
-                let ptr = match self.order.is_empty() {
-                    true => 0xdead_0000_0000 + (offset | 1),
-                    false => self.order[index % self.order.len()] + (offset | 1),
-                };
-                match a.free(ptr) {
-                    Err(AllocError::Misuse { .. }) => *self.refused.entry("bad_free").or_default() += 1,
-                    other => return Err(format!("free of non-allocation {ptr:#x}: {other:?}, not a misuse error")),
-                }
-            }
+            Op::BadFree { index, offset } => self.bad_free(a, index, offset)?,
         }
         if self.check_invariants {
             a.check_invariants()?;
         }
+        self.check_counters(a)
+    }
+
+    /// Free the live allocation at `index` (modulo their number), checking
+    /// its contents first, then that freeing it again is a misuse error.
+    fn free(&mut self, a: &mut DeviceAllocator, index: usize) -> Result<(), String> {
+        if self.order.is_empty() {
+            return Ok(());
+        }
+        let ptr = self.order.swap_remove(index % self.order.len());
+        let (size, byte) = self.live.remove(&ptr).expect("shadow");
+        if self.check_contents {
+            self.verify(a, ptr, size, byte)?;
+        }
+        a.free(ptr).map_err(|e| format!("free({ptr:#x}): {e}"))?;
+        match a.free(ptr) {
+            Err(AllocError::Misuse { .. }) => *self.refused.entry("double_free").or_default() += 1,
+            other => return Err(format!("double free of {ptr:#x}: {other:?}, not a misuse error")),
+        }
+        let stream = self.streams.remove(&ptr).expect("shadow");
+        self.maybe_pending |= self.recorded.remove(&ptr);
+        self.last = Some(Step { addr: ptr, size, stream, allocated: false });
+        Ok(())
+    }
+
+    /// Free an address that is no allocation's (an odd offset into a live
+    /// one, or a made-up address): it must be a misuse error.
+    fn bad_free(&mut self, a: &mut DeviceAllocator, index: usize, offset: u64) -> Result<(), String> {
+        // Odd offsets: never a 512-aligned allocation's address.
+        let ptr = match self.order.is_empty() {
+            true => 0xdead_0000_0000 + (offset | 1),
+            false => self.order[index % self.order.len()] + (offset | 1),
+        };
+        match a.free(ptr) {
+            Err(AllocError::Misuse { .. }) => *self.refused.entry("bad_free").or_default() += 1,
+            other => return Err(format!("free of non-allocation {ptr:#x}: {other:?}, not a misuse error")),
+        }
+        Ok(())
+    }
+
+    /// The allocator's counters against the shadow: live allocations,
+    /// requested bytes (live and pending frees), peaks and reserved bytes.
+    fn check_counters(&mut self, a: &mut DeviceAllocator) -> Result<(), String> {
         let s = a.stats();
         if s.allocation.all().current != self.live.len() as i64 {
             return Err(format!("allocation stat {} but {} live", s.allocation.all().current, self.live.len()));

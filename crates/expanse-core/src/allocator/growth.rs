@@ -11,7 +11,7 @@ use super::{DeviceAllocator, Request};
 use crate::block::{Block, BlockId, PoolKind, SegmentRef};
 use crate::cost::CostState;
 use crate::error::AllocError;
-use crate::expandable_segment::{release_pages_keeping, Placement, SegmentRange};
+use crate::expandable_segment::{release_pages_keeping, Page, Placement, SegmentRange};
 use crate::history::Action;
 use crate::policy::DeviceMemory;
 use crate::pool::UnmappedKey;
@@ -178,27 +178,19 @@ impl DeviceAllocator {
         pool: PoolKind,
         size: u64,
     ) -> Result<Option<BlockId>, AllocError> {
+        if let Some(c) = self.best_growth_site(stream, requester, pool, size) {
+            return Ok(Some(c));
+        }
+        self.new_expandable_segment(stream, pool, size)
+    }
+
+    /// Among `stream`'s unmapped blocks of `pool` (each with the free block
+    /// just before it, if any), the one whose growth to `size` bytes the
+    /// policy's growth site scores lowest, the lowest address on ties; None
+    /// when no segment of the stream can hold `size` bytes.
+    fn best_growth_site(&self, stream: StreamId, requester: StreamId, pool: PoolKind, size: u64) -> Option<BlockId> {
         let blocks = &self.blocks;
         let capturing = self.private.capturing();
-        // The bytes a growth from block `id` on would map (the run of free
-        // and unmapped blocks from it covering `size`), None when the run
-        // is too short.
-        let new_bytes = |mut id: Option<BlockId>| {
-            let (mut bytes, mut unmapped) = (0u64, 0u64);
-            while bytes < size {
-                match id.map(|i| blocks.get(i)) {
-                    Some(b) if b.is_allocatable() => {
-                        if !b.mapped {
-                            unmapped += b.size.min(size - bytes);
-                        }
-                        bytes += b.size;
-                        id = b.next;
-                    }
-                    _ => break,
-                }
-            }
-            (bytes >= size).then_some(unmapped)
-        };
         let site = self.policy.growth_site;
         let mut best: Option<(u64, BlockId)> = None;
         let from = UnmappedKey { stream, addr: 0, block: 0 };
@@ -212,7 +204,7 @@ impl DeviceAllocator {
                     c = prev;
                 }
             }
-            let Some(new) = new_bytes(Some(c)) else { continue };
+            let Some(new) = self.growth_new_bytes(c, size) else { continue };
             if capturing && !self.run_is_clean(c, size, requester) {
                 continue;
             }
@@ -224,9 +216,39 @@ impl DeviceAllocator {
                 break;
             }
         }
-        if let Some((_, c)) = best {
-            return Ok(Some(c));
+        best.map(|(_, c)| c)
+    }
+
+    /// The bytes a growth of `size` bytes from block `id` on would map
+    /// (the unmapped part of the run of free and unmapped blocks from it
+    /// covering `size`); None when that run is too short.
+    fn growth_new_bytes(&self, id: BlockId, size: u64) -> Option<u64> {
+        let (mut bytes, mut unmapped) = (0u64, 0u64);
+        let mut id = Some(id);
+        while bytes < size {
+            match id.map(|i| self.blocks.get(i)) {
+                Some(b) if b.is_allocatable() => {
+                    if !b.mapped {
+                        unmapped += b.size.min(size - bytes);
+                    }
+                    bytes += b.size;
+                    id = b.next;
+                }
+                _ => break,
+            }
         }
+        (bytes >= size).then_some(unmapped)
+    }
+
+    /// A new expandable segment of `stream` and `pool` that can hold
+    /// `size` bytes, as one unmapped block in the pool; None when the
+    /// device has no address space for it.
+    fn new_expandable_segment(
+        &mut self,
+        stream: StreamId,
+        pool: PoolKind,
+        size: u64,
+    ) -> Result<Option<BlockId>, AllocError> {
         let unit = self.page_unit(pool);
         let slot = self.segments.iter().position(Option::is_none).unwrap_or(self.segments.len());
         // Each slot holds a reservation of at least one page: the address
@@ -317,22 +339,7 @@ impl DeviceAllocator {
         };
         let mapped = match hope {
             Ok(Hope::None | Hope::Refused { .. }) => Ok(SegmentRange { addr: b.addr, size: 0 }),
-            Ok(Hope::Some) => {
-                // After moving: the pages' size depends on the driver time spent.
-                let cost = self.cost_state();
-                let g = self.device.granularity();
-                let placement = match pressure {
-                    Pressure::Normal => {
-                        let memory = DeviceMemory { free, total: self.device.total_memory() };
-                        self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, memory)
-                    }
-                    Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
-                };
-                let device = Arc::clone(&self.device);
-                let seg = self.segments[slot].as_mut().expect("live segment");
-                seg.map(device.as_ref(), b.addr, size, placement, &mut supply, &mut self.stats.pages)
-                    .map_err(AllocError::from)
-            }
+            Ok(Hope::Some) => self.map_pages(&b, slot, size, free, pressure, &mut supply),
             Err(e) => Err(e),
         };
         let device = Arc::clone(&self.device);
@@ -348,7 +355,50 @@ impl DeviceAllocator {
                 _ => Growth::Failed,
             });
         }
-        debug_assert!(range.addr == b.addr && range.size >= size && range.size <= b.size);
+        debug_assert!(range.size >= size);
+        self.take_mapped_range(id, &b, range);
+        // A page the driver failed to release is kept for teardown; the
+        // mapping above stands and the blocks say so.
+        released?;
+        Ok(Growth::Mapped)
+    }
+
+    /// Map at least `size` bytes (rounded up to the pool's page unit) at
+    /// the start of unmapped block `b` of segment `slot`: the moved pages
+    /// in `supply` first, then new pages of the size the policy picks for
+    /// the driver time spent (of the device granularity at the limit).
+    /// `free` is the device's free memory.
+    fn map_pages(
+        &mut self,
+        b: &Block,
+        slot: usize,
+        size: u64,
+        free: u64,
+        pressure: Pressure,
+        supply: &mut Vec<Page>,
+    ) -> Result<SegmentRange, AllocError> {
+        let unit = self.page_unit(b.pool);
+        let need = size.div_ceil(unit) * unit;
+        let cost = self.cost_state();
+        let g = self.device.granularity();
+        let placement = match pressure {
+            Pressure::Normal => {
+                let memory = DeviceMemory { free, total: self.device.total_memory() };
+                self.policy.pages.placement(b.pool, b.end(), need, unit, g, &cost, memory)
+            }
+            Pressure::AtLimit => Placement::variable(b.end(), unit.max(g), unit.max(g)),
+        };
+        let device = Arc::clone(&self.device);
+        let seg = self.segments[slot].as_mut().expect("live segment");
+        seg.map(device.as_ref(), b.addr, size, placement, supply, &mut self.stats.pages).map_err(AllocError::from)
+    }
+
+    /// Block `id` (whose state before the growth is `b`) had `range`
+    /// mapped at its start: it becomes a free mapped block of that size,
+    /// the unmapped rest a block of its own, merged with its free mapped
+    /// neighbours; the reserved bytes and high-water marks rise.
+    fn take_mapped_range(&mut self, id: BlockId, b: &Block, range: SegmentRange) {
+        debug_assert!(range.addr == b.addr && range.size <= b.size);
         self.remove_from_pool(id);
         self.blocks.get_mut(id).mapped = true;
         if range.size < b.size {
@@ -366,10 +416,6 @@ impl DeviceAllocator {
         self.note_high_water(b.pool);
         self.stats.num_device_alloc += 1;
         self.record(Action::SegmentMap, range.addr, range.size, b.stream);
-        // A page the driver failed to release is kept for teardown; the
-        // mapping above stands and the blocks say so.
-        released?;
-        Ok(Growth::Mapped)
     }
 
     /// Whether a growth by `need` bytes, with `moved` bytes of moved pages

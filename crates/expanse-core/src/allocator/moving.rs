@@ -73,23 +73,9 @@ impl DeviceAllocator {
             if got >= need || allowed == 0 {
                 break;
             }
-            // A suffix run of this block's pages, all of them fitting the
-            // unmapped run they will be placed in, and none of them in the
-            // workload's working set.
-            let mut lo = None;
-            let mut hi = 0;
-            for &(a, s) in pages.iter().rev() {
-                if got >= need || got + s > room || allowed == 0 || self.in_working_set(rank.slot, a, s) {
-                    break;
-                }
-                allowed -= 1;
-                if lo.is_none() {
-                    hi = a + s;
-                }
-                lo = Some(a);
-                got += s;
-            }
-            let Some(lo) = lo else { continue };
+            let Some((lo, hi)) = self.suffix_run(&pages, rank.slot, need, room, &mut got, &mut allowed) else {
+                continue;
+            };
             match self.unmap_block_range(id, lo, hi - lo) {
                 Ok(pages) => {
                     let stream = self.blocks.get(id).stream;
@@ -110,6 +96,37 @@ impl DeviceAllocator {
             }
         }
         Ok(supply)
+    }
+
+    /// The pages a donor gives: a suffix run of its wholly free `pages`
+    /// (in address order, in segment `slot`), taken from the highest down
+    /// while the bytes taken (`got`) are short of `need`, the next page
+    /// still fits in `room` with them, a move is `allowed` and the page is
+    /// not in the workload's working set; `got` and `allowed` are updated.
+    /// The run as `(lo, hi)`, None when no page is taken.
+    fn suffix_run(
+        &self,
+        pages: &[(u64, u64)],
+        slot: usize,
+        need: u64,
+        room: u64,
+        got: &mut u64,
+        allowed: &mut u64,
+    ) -> Option<(u64, u64)> {
+        let mut lo = None;
+        let mut hi = 0;
+        for &(a, s) in pages.iter().rev() {
+            if *got >= need || *got + s > room || *allowed == 0 || self.in_working_set(slot, a, s) {
+                break;
+            }
+            *allowed -= 1;
+            if lo.is_none() {
+                hi = a + s;
+            }
+            lo = Some(a);
+            *got += s;
+        }
+        lo.map(|lo| (lo, hi))
     }
 
     /// How many pages may move, and how many of the `need` bytes of a
