@@ -311,19 +311,8 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
     }
     let mut at_peak = None;
     if let Some(file) = &o.peak_snapshot {
-        let (layout, before) = peak_snapshot(path, &o, config, &r, file)?;
-        let line = format!(
-            "{} (after event {} of {}, trace line {}): {}{}",
-            file.display(),
-            r.peak_reserved_event,
-            r.events,
-            r.peak_reserved_line,
-            layout.describe(),
-            r.peak_request_bytes.map(|b| before.describe_request(b)).unwrap_or_default()
-        );
+        let (line, j) = peak_snapshot_written(path, &o, config, &r, file)?;
         written.push(("peak snapshot", line));
-        let mut j = layout.to_json(&file.display().to_string(), r.peak_reserved_event, r.peak_reserved_line);
-        j["before"] = before.to_json_before(r.peak_reserved_event.saturating_sub(1), r.peak_request_bytes);
         at_peak = Some(j);
     }
     if let Some(file) = &o.plot {
@@ -338,34 +327,65 @@ fn cmd_replay(args: &[OsString]) -> Result<(), String> {
         }
         println!("{j}");
     } else {
-        println!("trace            {}", path.display());
-        println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
-        println!("config           {conf_str}");
-        println!("events           {} on {} stream(s)", r.events, r.streams);
-        println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
-        println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
-        println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
-        println!(
-            "mean reserved    {} ({} bytes, time-weighted: mean over events)",
-            gib(r.time_weighted_reserved_bytes),
-            r.time_weighted_reserved_bytes
-        );
-        println!("fragmentation    {} (peak reserved / peak requested)", r.fragmentation_text());
-        println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
-        println!(
-            "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
-            r.pages.created, r.pages.mapped, r.pages.moved, r.pages.unmapped, r.pages.released, r.pages.access_sets
-        );
-        println!("driver estimate  {:.1} ms (H200 per-call costs)", r.pages.driver_us_estimate() / 1000.0);
-        println!("time             {:.3} s, {:.0} ns per event", r.seconds, r.ns_per_event());
-        for (what, line) in written {
-            println!("{what:<17}{line}");
-        }
+        print_replay_text(path, &o, &conf_str, &r, &written);
     }
     if let Some((line, msg)) = &r.oom {
         return Err(format!("{}:{line}: {msg}", path.display()));
     }
     Ok(())
+}
+
+/// `--peak-snapshot FILE` of the replay `r`: writes the snapshot (see
+/// [`peak_snapshot`]) and returns the line replay's text output shows for
+/// it and the object its JSON output holds under `peak_snapshot`.
+fn peak_snapshot_written(
+    path: &Path,
+    o: &Options,
+    config: Config,
+    r: &replay::Report,
+    file: &Path,
+) -> Result<(String, serde_json::Value), String> {
+    let (layout, before) = peak_snapshot(path, o, config, r, file)?;
+    let line = format!(
+        "{} (after event {} of {}, trace line {}): {}{}",
+        file.display(),
+        r.peak_reserved_event,
+        r.events,
+        r.peak_reserved_line,
+        layout.describe(),
+        r.peak_request_bytes.map(|b| before.describe_request(b)).unwrap_or_default()
+    );
+    let mut j = layout.to_json(&file.display().to_string(), r.peak_reserved_event, r.peak_reserved_line);
+    j["before"] = before.to_json_before(r.peak_reserved_event.saturating_sub(1), r.peak_request_bytes);
+    Ok((line, j))
+}
+
+/// Replay's text output: the report `r` of the trace at `path`, then a
+/// line for each file `written` (what it is, what was written).
+fn print_replay_text(path: &Path, o: &Options, conf_str: &str, r: &replay::Report, written: &[(&str, String)]) {
+    println!("trace            {}", path.display());
+    println!("backend          {} ({} device memory)", o.backend.name(), gib(o.device_memory));
+    println!("config           {conf_str}");
+    println!("events           {} on {} stream(s)", r.events, r.streams);
+    println!("peak requested   {} ({} bytes)", gib(r.peak_requested_bytes), r.peak_requested_bytes);
+    println!("peak allocated   {} ({} bytes)", gib(r.peak_allocated_bytes), r.peak_allocated_bytes);
+    println!("peak reserved    {} ({} bytes)", gib(r.peak_reserved_bytes), r.peak_reserved_bytes);
+    println!(
+        "mean reserved    {} ({} bytes, time-weighted: mean over events)",
+        gib(r.time_weighted_reserved_bytes),
+        r.time_weighted_reserved_bytes
+    );
+    println!("fragmentation    {} (peak reserved / peak requested)", r.fragmentation_text());
+    println!("retries / OOMs   {} / {}", r.num_alloc_retries, r.num_ooms);
+    println!(
+        "pages            created {} mapped {} moved {} unmapped {} released {} access sets {}",
+        r.pages.created, r.pages.mapped, r.pages.moved, r.pages.unmapped, r.pages.released, r.pages.access_sets
+    );
+    println!("driver estimate  {:.1} ms (H200 per-call costs)", r.pages.driver_us_estimate() / 1000.0);
+    println!("time             {:.3} s, {:.0} ns per event", r.seconds, r.ns_per_event());
+    for (what, line) in written {
+        println!("{what:<17}{line}");
+    }
 }
 
 fn cmd_compare(args: &[OsString]) -> Result<(), String> {
@@ -389,49 +409,63 @@ fn cmd_compare(args: &[OsString]) -> Result<(), String> {
     }
     let mut logs = Vec::new();
     for path in &o.files {
-        let name = trace_name(path);
-        let mut ests = Vec::new();
-        let mut samples = Vec::new();
-        for (label, config) in &modes {
-            let conf_str = config.to_conf_string();
-            let mut watch = watch::Watch::new(&format!("{name} / {label}"), None, o.plot.is_some());
-            let r = replay_watched(path, &o, config.clone(), &mut watch)?;
-            samples.push(watch.samples);
-            ests.push(r.pages.driver_us_estimate());
-            if o.json {
-                println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), &conf_str));
-            } else {
-                println!(
-                    "| {name} | {label} | {} | {} | {} | {} | {:.1} ms | {:.0} |",
-                    r.peak_reserved_bytes,
-                    r.fragmentation_text(),
-                    r.pages.created,
-                    r.pages.moved,
-                    r.pages.driver_us_estimate() / 1000.0,
-                    r.ns_per_event()
-                );
-            }
-            if let Some((line, msg)) = r.oom {
-                logs.push(format!("{name} / {label}: ran out of memory at line {line}: {msg}"));
-            }
-        }
-        if let Some(plot) = &o.plot {
-            let runs: Vec<plot::Run> =
-                modes.iter().zip(&samples).map(|((label, _), s)| plot::Run { label, samples: s }).collect();
-            let title = format!("{name}: memory over the replay ({} backend)", o.backend.name());
-            plot::draw(&plot_path(plot, &name, o.files.len()), &title, &runs)?;
-        }
-        if ests[1] > 0.0 {
-            logs.push(format!(
-                "{name}: expanse driver estimate is {:.2}x expanse in PyTorch-expandable mode's",
-                ests[2] / ests[1]
-            ));
-        }
+        compare_trace(path, &o, &modes, &mut logs)?;
     }
     for l in logs {
         eprintln!("{l}");
     }
     Ok(())
+}
+
+/// The plain compare of the trace at `path`: one replay per mode, each
+/// printed as a table row (or JSON line), then its `--plot`; what to say
+/// on stderr at the end (out of memory, the driver estimate ratio) is
+/// added to `logs`.
+fn compare_trace(path: &Path, o: &Options, modes: &[(&str, Config); 3], logs: &mut Vec<String>) -> Result<(), String> {
+    let name = trace_name(path);
+    let mut ests = Vec::new();
+    let mut samples = Vec::new();
+    for (label, config) in modes {
+        let mut watch = watch::Watch::new(&format!("{name} / {label}"), None, o.plot.is_some());
+        let r = replay_watched(path, o, config.clone(), &mut watch)?;
+        samples.push(watch.samples);
+        ests.push(r.pages.driver_us_estimate());
+        print_compare_row(path, &name, label, &config.to_conf_string(), o, &r);
+        if let Some((line, msg)) = r.oom {
+            logs.push(format!("{name} / {label}: ran out of memory at line {line}: {msg}"));
+        }
+    }
+    if let Some(plot) = &o.plot {
+        let runs: Vec<plot::Run> =
+            modes.iter().zip(&samples).map(|((label, _), s)| plot::Run { label, samples: s }).collect();
+        let title = format!("{name}: memory over the replay ({} backend)", o.backend.name());
+        plot::draw(&plot_path(plot, &name, o.files.len()), &title, &runs)?;
+    }
+    if ests[1] > 0.0 {
+        logs.push(format!(
+            "{name}: expanse driver estimate is {:.2}x expanse in PyTorch-expandable mode's",
+            ests[2] / ests[1]
+        ));
+    }
+    Ok(())
+}
+
+/// One replay `r` of the plain compare: a row of its table, or with
+/// `--json` the report as one JSON line.
+fn print_compare_row(path: &Path, name: &str, label: &str, conf_str: &str, o: &Options, r: &replay::Report) {
+    if o.json {
+        println!("{}", r.to_json(&path.display().to_string(), o.backend.name(), conf_str));
+    } else {
+        println!(
+            "| {name} | {label} | {} | {} | {} | {} | {:.1} ms | {:.0} |",
+            r.peak_reserved_bytes,
+            r.fragmentation_text(),
+            r.pages.created,
+            r.pages.moved,
+            r.pages.driver_us_estimate() / 1000.0,
+            r.ns_per_event()
+        );
+    }
 }
 
 fn run(args: &[OsString]) -> Result<(), String> {
