@@ -173,44 +173,53 @@ pub fn print_table(rows: &[Row], capacity: bool) {
     for (name, members) in &groups {
         for r in members {
             any_replica |= r.recorded.is_none();
-            let mark = if r.recorded.is_none() { " †" } else { "" };
-            let pt: Vec<String> = r
-                .pytorch_peaks()
-                .iter()
-                .map(|p| p.map_or("-".into(), |p| format!("{:.4}{mark}", r.ratio(p))))
-                .collect();
-            let outcome = if r.ran_out() {
-                "out of memory".to_string()
-            } else {
-                match r.outcome() {
-                    Outcome::Win => "win",
-                    Outcome::Tie => "tie",
-                    Outcome::Loss => "loss",
-                }
-                .to_string()
-            };
-            let cap = |c: Option<u64>| c.map_or("none".into(), |c| format!("{} ({:.4})", mib(c), r.ratio(c)));
-            let (ca, cb) = match r.capacities {
-                Some((a, b)) => (cap(a), cap(b)),
-                None => ("-".into(), "-".into()),
-            };
-            println!(
-                "| {} | {} | {} | {} | {} | {} | {:.4} | {outcome} | {}x | {ca} | {cb} |",
-                r.name,
-                r.split(),
-                mib(r.expanse.peak_requested_bytes),
-                pt[0],
-                pt[1],
-                pt[2],
-                r.ratio(r.expanse.peak_reserved_bytes),
-                opt(r.driver_ratio(), 2),
-            );
+            print_row(r);
         }
         print_summary(&format!("{name}: geometric mean"), &summarize(members));
     }
     if groups.len() > 1 {
         print_summary("all: geometric mean", &summarize(&rows.iter().collect::<Vec<_>>()));
     }
+    print_notes(capacity, any_replica);
+}
+
+/// One trace's row of the table (its PyTorch figures marked † when they
+/// are expanse's replicas, not recorded ones).
+fn print_row(r: &Row) {
+    let mark = if r.recorded.is_none() { " †" } else { "" };
+    let pt: Vec<String> =
+        r.pytorch_peaks().iter().map(|p| p.map_or("-".into(), |p| format!("{:.4}{mark}", r.ratio(p)))).collect();
+    let outcome = if r.ran_out() {
+        "out of memory".to_string()
+    } else {
+        match r.outcome() {
+            Outcome::Win => "win",
+            Outcome::Tie => "tie",
+            Outcome::Loss => "loss",
+        }
+        .to_string()
+    };
+    let cap = |c: Option<u64>| c.map_or("none".into(), |c| format!("{} ({:.4})", mib(c), r.ratio(c)));
+    let (ca, cb) = match r.capacities {
+        Some((a, b)) => (cap(a), cap(b)),
+        None => ("-".into(), "-".into()),
+    };
+    println!(
+        "| {} | {} | {} | {} | {} | {} | {:.4} | {outcome} | {}x | {ca} | {cb} |",
+        r.name,
+        r.split(),
+        mib(r.expanse.peak_requested_bytes),
+        pt[0],
+        pt[1],
+        pt[2],
+        r.ratio(r.expanse.peak_reserved_bytes),
+        opt(r.driver_ratio(), 2),
+    );
+}
+
+/// The notes under the table: what its columns mean, the capacity
+/// columns' when they were measured, and the † mark's when a row has it.
+fn print_notes(capacity: bool, any_replica: bool) {
     println!();
     println!("Fragmentation = peak reserved / peak requested. PyTorch columns: PyTorch's own allocators");
     println!("replaying the trace on an H200 (corpus.json). expanse below the best: expanse's peak strictly");
