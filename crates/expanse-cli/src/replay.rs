@@ -146,39 +146,10 @@ pub fn run(
     let start = Instant::now();
     // On a failure too, what is live is freed below: the device is left clean.
     let outcome = play(events, &mut streams, &mut alloc, &mut p, observer);
-    let Progress {
-        live,
-        peak_requested,
-        oom,
-        done,
-        stream_count,
-        reserved_sum,
-        peak_event,
-        peak_line,
-        peak_request,
-        ..
-    } = p;
     let seconds = start.elapsed().as_secs_f64();
+    let live = std::mem::take(&mut p.live);
     observer.end(&mut alloc);
-    let s = alloc.stats();
-    let report = Report {
-        events: done,
-        streams: stream_count,
-        peak_requested_bytes: peak_requested,
-        peak_allocated_bytes: s.allocated_bytes.all().peak as u64,
-        peak_reserved_bytes: s.reserved_bytes.all().peak as u64,
-        peak_reserved_event: peak_event,
-        peak_reserved_line: peak_line,
-        peak_request_bytes: peak_request,
-        final_reserved_bytes: s.reserved_bytes.all().current as u64,
-        time_weighted_reserved_bytes: if done == 0 { 0 } else { (reserved_sum / done as u128) as u64 },
-        num_alloc_retries: s.num_alloc_retries,
-        num_ooms: s.num_ooms,
-        seconds,
-        pages: s.pages,
-        cross_stream_waits: s.cross_stream_waits,
-        oom,
-    };
+    let report = p.report(seconds, &alloc);
     // Free what is still live so the device is left clean.
     for (_, (ptr, _)) in live {
         let _ = alloc.free(ptr);
@@ -210,6 +181,33 @@ struct Progress {
     peak_line: usize,
     /// The bytes the event that reached the peak requested (an allocation).
     peak_request: Option<u64>,
+}
+
+impl Progress {
+    /// The report of a replay that got this far in `seconds`, with the
+    /// figures `alloc`'s statistics hold after it.
+    fn report(self, seconds: f64, alloc: &DeviceAllocator) -> Report {
+        let s = alloc.stats();
+        let done = self.done;
+        Report {
+            events: done,
+            streams: self.stream_count,
+            peak_requested_bytes: self.peak_requested,
+            peak_allocated_bytes: s.allocated_bytes.all().peak as u64,
+            peak_reserved_bytes: s.reserved_bytes.all().peak as u64,
+            peak_reserved_event: self.peak_event,
+            peak_reserved_line: self.peak_line,
+            peak_request_bytes: self.peak_request,
+            final_reserved_bytes: s.reserved_bytes.all().current as u64,
+            time_weighted_reserved_bytes: if done == 0 { 0 } else { (self.reserved_sum / done as u128) as u64 },
+            num_alloc_retries: s.num_alloc_retries,
+            num_ooms: s.num_ooms,
+            seconds,
+            pages: s.pages,
+            cross_stream_waits: s.cross_stream_waits,
+            oom: self.oom,
+        }
+    }
 }
 
 /// Replay `events` until the end, an out-of-memory (recorded in `p`) or a
