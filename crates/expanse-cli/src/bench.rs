@@ -310,37 +310,7 @@ fn threaded(
     let count = if layout == Layout::OwnAllocators { n } else { 1 };
     let allocators: Vec<CachingAllocator> =
         (0..count).map(|_| CachingAllocator::new(vec![Arc::clone(device)], config.clone())).collect();
-    let result = median(|| {
-        // Each thread times itself from the barrier to its last step; the
-        // run lasts from the first start to the last end (a clock read by
-        // this thread after the barrier would start late whenever the
-        // workers take every core).
-        let barrier = Barrier::new(n);
-        let spans = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..n)
-                .map(|i| {
-                    let (a, barrier, stream) = (&allocators[i % count], &barrier, streams[i]);
-                    scope.spawn(move || -> Result<(Instant, Instant), String> {
-                        let mut m = Mixed::fill(a, 42 + i as u64, stream);
-                        if let Ok(m) = &mut m {
-                            m.steps(a, steps / 10)?;
-                        }
-                        barrier.wait();
-                        let start = Instant::now();
-                        let mut m = m?;
-                        m.steps(a, steps)?;
-                        let end = Instant::now();
-                        m.free_all(a)?;
-                        Ok((start, end))
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("bench thread")).collect::<Result<Vec<_>, String>>()
-        })?;
-        let start = spans.iter().map(|s| s.0).min().expect("at least one thread");
-        let end = spans.iter().map(|s| s.1).max().expect("at least one thread");
-        Ok((n * steps) as f64 / (end - start).as_secs_f64())
-    });
+    let result = median(|| threaded_run(&allocators, &streams, steps));
     let (mut waits, mut mallocs) = (0u64, 0i64);
     for a in &allocators {
         let st = a.stats(0).map_err(|e| e.to_string())?;
@@ -352,6 +322,43 @@ fn threaded(
         device.destroy_stream(s).map_err(|e| e.to_string())?;
     }
     result.map(|ops| (ops, waits as f64 / mallocs.max(1) as f64))
+}
+
+/// One timed run of the threaded pattern: a thread per stream of
+/// `streams`, thread `i` on allocator `i % allocators.len()`, each filling
+/// its slots, warming up, then taking `steps` mixed steps; returns the
+/// total steps per second.
+fn threaded_run(allocators: &[CachingAllocator], streams: &[StreamId], steps: usize) -> Result<f64, String> {
+    let (n, count) = (streams.len(), allocators.len());
+    // Each thread times itself from the barrier to its last step; the
+    // run lasts from the first start to the last end (a clock read by
+    // this thread after the barrier would start late whenever the
+    // workers take every core).
+    let barrier = Barrier::new(n);
+    let spans = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (a, barrier, stream) = (&allocators[i % count], &barrier, streams[i]);
+                scope.spawn(move || -> Result<(Instant, Instant), String> {
+                    let mut m = Mixed::fill(a, 42 + i as u64, stream);
+                    if let Ok(m) = &mut m {
+                        m.steps(a, steps / 10)?;
+                    }
+                    barrier.wait();
+                    let start = Instant::now();
+                    let mut m = m?;
+                    m.steps(a, steps)?;
+                    let end = Instant::now();
+                    m.free_all(a)?;
+                    Ok((start, end))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("bench thread")).collect::<Result<Vec<_>, String>>()
+    })?;
+    let start = spans.iter().map(|s| s.0).min().expect("at least one thread");
+    let end = spans.iter().map(|s| s.1).max().expect("at least one thread");
+    Ok((n * steps) as f64 / (end - start).as_secs_f64())
 }
 
 /// One row of the threaded pattern: the thread count, then (steps per
