@@ -319,6 +319,10 @@ import batch92  # noqa: E402
 import batch92_b  # noqa: E402
 import batch93  # noqa: E402
 import batch93_b  # noqa: E402
+import batch94  # noqa: E402
+import batch94_b  # noqa: E402
+import batch95  # noqa: E402
+import batch95_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -371,6 +375,8 @@ for _batch in (
     batch91, batch91_b,
     batch92, batch92_b,
     batch93, batch93_b,
+    batch94, batch94_b,
+    batch95, batch95_b,
 ):
     _batch.register(sys.modules[__name__])
 
