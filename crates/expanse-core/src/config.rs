@@ -314,10 +314,7 @@ impl Config {
             "expandable_segments" => self.expandable_segments = parse_bool(value).ok_or_else(|| bad("True or False"))?,
             "pytorch_compat" => self.pytorch_compat = parse_bool(value).ok_or_else(|| bad("True or False"))?,
             "max_split_size_mb" => {
-                let mb: u64 = value.parse().map_err(|_| bad("an integer number of MiB greater than 20"))?;
-                if mb <= 20 {
-                    return Err(bad("an integer number of MiB greater than 20"));
-                }
+                let mb = parse_in(value, |&mb: &u64| mb > 20).ok_or_else(|| bad("an integer number of MiB greater than 20"))?;
                 self.max_split_size = mb.checked_mul(MIB).ok_or_else(|| bad("a number of MiB below 2^44"))?;
             }
             "max_non_split_rounding_mb" => {
@@ -330,17 +327,11 @@ impl Config {
                 })?
             }
             "garbage_collection_threshold" => {
-                let t: f64 = value.parse().map_err(|_| bad("a number strictly between 0 and 1"))?;
-                if !(t > 0.0 && t < 1.0) {
-                    return Err(bad("a number strictly between 0 and 1"));
-                }
-                self.garbage_collection_threshold = t;
+                self.garbage_collection_threshold = parse_in(value, |&t: &f64| t > 0.0 && t < 1.0)
+                    .ok_or_else(|| bad("a number strictly between 0 and 1"))?;
             }
             "per_process_memory_fraction" => {
-                let f: f64 = value.parse().map_err(|_| bad("a number between 0 and 1"))?;
-                if !(0.0..=1.0).contains(&f) {
-                    return Err(bad("a number between 0 and 1"));
-                }
+                let f = parse_in(value, |f: &f64| (0.0..=1.0).contains(f)).ok_or_else(|| bad("a number between 0 and 1"))?;
                 self.per_process_memory_fraction = Some(f);
             }
             "backend" => {
@@ -354,10 +345,7 @@ impl Config {
                 parse_bool(value).ok_or_else(|| bad("True or False"))?;
             }
             "pinned_num_register_threads" => {
-                let n: u64 = value.parse().map_err(|_| bad("a power of two up to 128"))?;
-                if !n.is_power_of_two() || n > 128 {
-                    return Err(bad("a power of two up to 128"));
-                }
+                parse_in(value, |&n: &u64| n.is_power_of_two() && n <= 128).ok_or_else(|| bad("a power of two up to 128"))?;
             }
             _ => return self.set_expanse(key, value),
         }
@@ -518,6 +506,11 @@ fn py_bool(b: bool) -> &'static str {
     } else {
         "False"
     }
+}
+
+/// `v` parsed as a `T` that `ok` accepts (a number within its range), else `None`.
+fn parse_in<T: std::str::FromStr>(v: &str, ok: impl Fn(&T) -> bool) -> Option<T> {
+    v.parse().ok().filter(|x| ok(x))
 }
 
 fn parse_bool(v: &str) -> Option<bool> {

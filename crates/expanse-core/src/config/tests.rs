@@ -116,6 +116,14 @@ fn bad_values_name_key_and_accepted_values() {
         ("garbage_collection_threshold:1.0", "garbage_collection_threshold"),
         ("garbage_collection_threshold:0", "garbage_collection_threshold"),
         ("per_process_memory_fraction:1.5", "per_process_memory_fraction"),
+        ("per_process_memory_fraction:-0.1", "per_process_memory_fraction"),
+        ("per_process_memory_fraction:NaN", "per_process_memory_fraction"),
+        ("garbage_collection_threshold:NaN", "garbage_collection_threshold"),
+        ("max_split_size_mb:99999999999999999", "max_split_size_mb"),
+        ("max_non_split_rounding_mb:-1", "max_non_split_rounding_mb"),
+        ("pinned_num_register_threads:3", "pinned_num_register_threads"),
+        ("pinned_num_register_threads:256", "pinned_num_register_threads"),
+        ("pinned_num_register_threads:0", "pinned_num_register_threads"),
         ("roundup_power2_divisions:3", "roundup_power2_divisions"),
         ("roundup_power2_divisions:[65:4]", "roundup_power2_divisions"),
         ("large_page_size_mb:3", "large_page_size_mb"),
@@ -155,4 +163,17 @@ fn syntax_errors_are_errors() {
     assert!(matches!(Config::parse("roundup_power2_divisions:[1:2"), Err(ConfigError::Syntax { .. })));
     assert!(matches!(Config::parse(":True"), Err(ConfigError::Syntax { .. })));
     assert_eq!(Config::parse("").unwrap(), Config::default());
+}
+
+#[test]
+fn values_at_the_ends_of_each_range_are_accepted() {
+    let c = Config::parse("max_split_size_mb:21,per_process_memory_fraction:0").unwrap();
+    assert_eq!(c.max_split_size, 21 * MIB);
+    assert_eq!(c.per_process_memory_fraction, Some(0.0));
+    let c = Config::parse("per_process_memory_fraction:1,garbage_collection_threshold:0.999").unwrap();
+    assert_eq!(c.per_process_memory_fraction, Some(1.0));
+    assert_eq!(c.garbage_collection_threshold, 0.999);
+    for n in ["1", "2", "128"] {
+        assert!(Config::parse(&format!("pinned_num_register_threads:{n}")).is_ok(), "{n}");
+    }
 }
