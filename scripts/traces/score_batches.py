@@ -16,7 +16,13 @@ printed as it ends:
 4. unless --no-compare, `expanse compare DIR/traces` into DIR/compare.md (the README's
    table, several minutes), then per batch the registered capacity figures: on how
    many traces expanse needs a smaller device than its PyTorch-expandable mode, and
-   both geometric means of the smallest capacity over the peak requested.
+   both geometric means of the smallest capacity over the peak requested;
+5. unless --no-compare, each batch's losses at their peaks (a table): the default's
+   figure against PyTorch's best, then from `expanse replay --peak-snapshot` (sim
+   backend, the pickles into DIR) the event of the peak, the request that raised it,
+   the free memory then (MiB in blocks, the largest), the page moves over the whole
+   replay, and whether the request was more than any one free block but not more than
+   all of them (replay's own words, shortened).
 
 --candidate CONF (a registered candidate's keys) adds CONF to the settings of steps 2
 and 3, and to step 4 a second `expanse compare --conf CONF` (DIR/compare-candidate.md)
@@ -118,6 +124,53 @@ def capacity(table, names):
             f"{gmean(ours):.4f} of the peak requested against {gmean(theirs):.4f}")
 
 
+PYTORCH_MODES = ("native", "expandable", "cudaMallocAsync")
+PEAK_EVENT = re.compile(r"after event (\d+) of (\d+)")
+PEAK_REQUEST = re.compile(r"a request of ([\d.]+) MiB when ([\d.]+) MiB was free in (\d+) blocks?, "
+                          r"the largest ([\d.]+) MiB: ([^\n]+)")
+MOVES = re.compile(r"^pages\s.*\bmoved (\d+)", re.M)
+
+
+def losses(table, names):
+    """The batch's traces compare's table marks `loss`: (name, expanse, PyTorch's best, its mode)."""
+    out = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 11 and cells[0] in names and cells[7] == "loss":
+            theirs = [(float(v.split()[0]), m) for v, m in zip(cells[3:6], PYTORCH_MODES) if v not in ("-", "")]
+            best, mode = min(theirs)
+            out.append((cells[0], float(cells[6]), best, mode))
+    return out
+
+
+def peak_state(replay_text):
+    """What `expanse replay --peak-snapshot` says of the peak, as the loss table's cells."""
+    ev, req, mv = PEAK_EVENT.search(replay_text), PEAK_REQUEST.search(replay_text), MOVES.search(replay_text)
+    event = f"{int(ev.group(1)):,} ({int(ev.group(2)):,})" if ev else "-"
+    if not req:
+        return [event, "-", "-", mv.group(1) if mv else "-", "no request raised it"]
+    verdict = req.group(5).strip()
+    if verdict.startswith("more than any one free block but not more than all"):
+        verdict = "fragmented: more than any block, not more than all"
+    return [event, f"{req.group(1)} MiB", f"{req.group(2)} in {req.group(3)}, {req.group(4)}",
+            mv.group(1) if mv else "-", verdict]
+
+
+def loss_table(traces, work, table, names):
+    """Step 5 for one batch: a markdown table of its losses at their peaks."""
+    rows = ["| loss | default / PyTorch's best | peak at event (of) | request | free then: MiB in blocks, "
+            "the largest | page moves | at the peak |", "|---|---|---:|---:|---|---:|---|"]
+    for name, ours, best, mode in losses(table, names):
+        trace = next(traces.glob(f"{name}.trace.csv*"), None)
+        cells = ["-", "-", "-", "-", "no trace in the copy"]
+        if trace:
+            out = subprocess.run([str(BINARY), "replay", str(trace), "--backend", "sim", "--peak-snapshot",
+                                  str(work / f"peak-{name}.pickle")], capture_output=True, text=True)
+            cells = peak_state(out.stdout) if out.returncode == 0 else ["-"] * 4 + [out.stderr.strip()[-200:]]
+        rows.append(f"| {name} | {ours:.4f} / {best:.4f} ({mode}) | " + " | ".join(cells) + " |")
+    return "\n".join(rows) if len(rows) > 2 else "no losses"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("batches", nargs="+", type=int, metavar="NN")
@@ -139,6 +192,8 @@ def main():
     table = compare(traces, a.work / "compare.md")
     for n, ns in names.items():
         print(f"batch {n} capacity: {capacity(table, ns)}")
+    for n, ns in names.items():
+        print(f"== batch {n} losses at their peaks\n{loss_table(traces, a.work, table, ns)}", flush=True)
     if a.candidate:
         table = compare(traces, a.work / "compare-candidate.md", a.candidate)
         for n, ns in names.items():

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks of scripts/traces/score_batches.py's two parsers: the names a recording script
-records, and the capacity figures of `expanse compare`'s table (no replay run)."""
+"""Checks of scripts/traces/score_batches.py's parsers: the names a recording script
+records, the capacity figures and the losses of `expanse compare`'s table, and what
+`expanse replay --peak-snapshot` says of the peak (no replay run)."""
 import sys
 from pathlib import Path
 
@@ -31,6 +32,39 @@ def test_capacity_counts_smaller_and_takes_geometric_means():
 def test_capacity_names_what_the_table_lacks():
     table = HEADER + row("a", "110 MiB (1.1000)", "102 MiB (1.0200)") + row("b", "-", "-")
     assert score_batches.capacity(table, ["a", "b", "c"]) == "no capacity figures for b, c"
+
+
+def loss_row(name, native, expandable, asynch, ours, verdict):
+    return f"| {name} | held-out | 100 MiB | {native} | {expandable} | {asynch} | {ours} | {verdict} | 1.2x | - | - |\n"
+
+
+def test_losses_are_the_batchs_loss_rows_with_pytorchs_best_and_its_mode():
+    table = (HEADER + loss_row("a", "1.5000", "1.0400", "1.0300", "1.0600", "loss")
+             + loss_row("b", "1.5000", "1.0400", "1.0300", "1.0200", "win")
+             + loss_row("c", "1.2000", "1.0500", "-", "1.0900", "loss")
+             + loss_row("d", "1.2000", "1.0500", "1.0600", "1.0900", "loss"))
+    assert score_batches.losses(table, ["a", "b", "c"]) == [
+        ("a", 1.06, 1.03, "cudaMallocAsync"), ("c", 1.09, 1.05, "expandable")], score_batches.losses(table, ["a"])
+
+
+# Backslash-newlines join the peak line as replay prints it (one line).
+REPLAY = """pages            created 152 mapped 229 moved 77 unmapped 77 released 0 access sets 229
+peak snapshot    p.pickle (after event 370981 of 815116, trace line 370984): reserved 4316.0 MiB in 13 segments: \
+allocated 4126.4 MiB, free 189.6 MiB in 31 blocks (largest 48.0 MiB, small pool 0.0 MiB), waiting for streams 0.0 \
+MiB; the peak came with a request of 96.0 MiB when 271.6 MiB was free in 31 blocks, the largest 84.0 MiB: more \
+than any one free block but not more than all of them
+"""
+
+
+def test_peak_state_reads_replays_peak_line():
+    assert score_batches.peak_state(REPLAY) == [
+        "370,981 (815,116)", "96.0 MiB", "271.6 in 31, 84.0", "77",
+        "fragmented: more than any block, not more than all"], score_batches.peak_state(REPLAY)
+
+
+def test_peak_state_without_a_request_says_so():
+    text = REPLAY.split("; the peak came")[0] + "\n"
+    assert score_batches.peak_state(text) == ["370,981 (815,116)", "-", "-", "77", "no request raised it"]
 
 
 def test_an_unknown_batch_is_refused_by_name():
