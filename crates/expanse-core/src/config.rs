@@ -388,10 +388,8 @@ impl Config {
         }
         match key {
             "small_page_size_mb" | "large_page_size_mb" | "min_grow_size_mb" | "max_page_size_mb" => {
-                let mb: u64 = value.parse().map_err(|_| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
-                if mb == 0 || !mb.is_multiple_of(2) || mb > 1 << 20 {
-                    return Err(bad("a positive even number of MiB (a multiple of 2 MiB)"));
-                }
+                let mb = parse_in(value, |&mb: &u64| mb > 0 && mb.is_multiple_of(2) && mb <= 1 << 20)
+                    .ok_or_else(|| bad("a positive even number of MiB (a multiple of 2 MiB)"))?;
                 let bytes = mb * MIB;
                 match key {
                     "small_page_size_mb" => self.small_page_size = bytes,
@@ -401,13 +399,8 @@ impl Config {
                 }
             }
             "move_budget" => {
-                let f: f64 = value
-                    .parse()
-                    .map_err(|_| bad("a non-negative number (multiple of the uniform-page driver cost)"))?;
-                if !(f >= 0.0 && f.is_finite()) {
-                    return Err(bad("a non-negative number (multiple of the uniform-page driver cost)"));
-                }
-                self.move_budget = f;
+                self.move_budget = parse_in(value, |&f: &f64| f >= 0.0 && f.is_finite())
+                    .ok_or_else(|| bad("a non-negative number (multiple of the uniform-page driver cost)"))?;
             }
             "move_reuse_window" => {
                 let n: u64 = value.parse().map_err(|_| bad("a non-negative integer number of allocations"))?;
