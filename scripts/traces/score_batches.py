@@ -94,13 +94,19 @@ def sweep(traces, *args):
     return out.stdout
 
 
-def capacity(table, names):
-    """Per batch: expanse's and its PyTorch-expandable mode's smallest capacity over peak requested."""
+def table_rows(table):
+    """compare's table as {trace: its 11 cells}, the header and summary rows included."""
     rows = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.split("|")[1:-1]]
         if len(cells) == 11:
             rows[cells[0]] = cells
+    return rows
+
+
+def capacity(table, names):
+    """Per batch: expanse's and its PyTorch-expandable mode's smallest capacity over peak requested."""
+    rows = table_rows(table)
     cap = re.compile(r"([\d,]+) MiB \(([\d.]+)\)")
     ours, theirs, smaller, missing = [], [], 0, []
     for n in names:
@@ -134,9 +140,9 @@ MOVES = re.compile(r"^pages\s.*\bmoved (\d+)", re.M)
 def losses(table, names):
     """The batch's traces compare's table marks `loss`: (name, expanse, PyTorch's best, its mode)."""
     out = []
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.split("|")[1:-1]]
-        if len(cells) == 11 and cells[0] in names and cells[7] == "loss":
+    rows = table_rows(table)
+    for cells in (rows[n] for n in names if n in rows):
+        if cells[7] == "loss":
             theirs = [(float(v.split()[0]), m) for v, m in zip(cells[3:6], PYTORCH_MODES) if v not in ("-", "")]
             best, mode = min(theirs)
             out.append((cells[0], float(cells[6]), best, mode))
@@ -147,13 +153,14 @@ def peak_state(replay_text):
     """What `expanse replay --peak-snapshot` says of the peak, as the loss table's cells."""
     ev, req, mv = PEAK_EVENT.search(replay_text), PEAK_REQUEST.search(replay_text), MOVES.search(replay_text)
     event = f"{int(ev.group(1)):,} ({int(ev.group(2)):,})" if ev else "-"
+    moves = mv.group(1) if mv else "-"
     if not req:
-        return [event, "-", "-", mv.group(1) if mv else "-", "no request raised it"]
+        return [event, "-", "-", moves, "no request raised it"]
     verdict = req.group(5).strip()
     if verdict.startswith("more than any one free block but not more than all"):
         verdict = "fragmented: more than any block, not more than all"
     return [event, f"{req.group(1)} MiB", f"{req.group(2)} in {req.group(3)}, {req.group(4)}",
-            mv.group(1) if mv else "-", verdict]
+            moves, verdict]
 
 
 def loss_table(traces, work, table, names):
