@@ -1,6 +1,7 @@
 //! Unit tests of the policies' decisions, with hand-computed figures.
 use super::*;
 use crate::config::MIB;
+use crate::cost::CostState;
 
 fn state(spent_us: f64) -> CostState {
     CostState {
