@@ -327,6 +327,8 @@ import batch96  # noqa: E402
 import batch96_b  # noqa: E402
 import batch97  # noqa: E402
 import batch97_b  # noqa: E402
+import batch98  # noqa: E402
+import batch98_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -383,6 +385,7 @@ for _batch in (
     batch95, batch95_b,
     batch96, batch96_b,
     batch97, batch97_b,
+    batch98, batch98_b,
 ):
     _batch.register(sys.modules[__name__])
 
