@@ -329,6 +329,8 @@ import batch97  # noqa: E402
 import batch97_b  # noqa: E402
 import batch98  # noqa: E402
 import batch98_b  # noqa: E402
+import batch99  # noqa: E402
+import batch99_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -386,6 +388,7 @@ for _batch in (
     batch96, batch96_b,
     batch97, batch97_b,
     batch98, batch98_b,
+    batch99, batch99_b,
 ):
     _batch.register(sys.modules[__name__])
 
