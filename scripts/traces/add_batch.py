@@ -6,7 +6,7 @@
 For every NAME.trace.csv.gz in CORPUS_DIR that has a NAME.live.json and three
 lines (native, expandable, async) in CORPUS_DIR/torch.jsonl: copies the trace
 into traces/ and writes its traces/corpus.json entry (PyTorch's replay figures,
-the live run's memory_stats, the family, the split). Refuses, naming the trace,
+the live run's memory_stats and card, the family, the split). Refuses, naming the trace,
 when a trace is already in corpus.json, when a mode is missing or ran out of
 memory, or when the replays disagree on the peak requested bytes; nothing is
 written unless every trace of the batch is whole.
@@ -68,7 +68,9 @@ def entries(corpus: Path, split: str):
             "live": {k: stats[k] for k in LIVE_KEYS}
             | {"events": live["events"], "family": live["family"], "seconds": live["seconds"], "streams": live["streams"]}
             # a workload stopped by the recording's time limit (record.py) says so
-            | ({"stopped_after_s": live["stopped_after_s"]} if "stopped_after_s" in live else {}),
+            | ({"stopped_after_s": live["stopped_after_s"]} if "stopped_after_s" in live else {})
+            # the card it ran on, where record.py wrote it (corpus.json's "about": H200 unless named)
+            | ({"device": live["device"]} if "device" in live else {}),
             "peak_requested_bytes": requested.pop(),
             "replay": {
                 m: {k: modes[m][k] for k in ("num_alloc_retries", "num_ooms", "peak_allocated_bytes", "peak_reserved_bytes")}

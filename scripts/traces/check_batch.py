@@ -2,11 +2,14 @@
 """The fidelity checks of a recorded batch, once it is in traces/ (add_batch.py), from the device call's output:
 
     python3 scripts/traces/check_batch.py MODES.jsonl [LIVE.jsonl ...] [--binary target/release/expanse]
-        [--then CONF]
+        [--then CONF] [--device-memory SIZE]
 
 --then CONF: settings that were the default of the binaries that made the files but are no longer this build's
 (e.g. `--then grow_fewest:False` for calls made before grow_fewest became the default), put before every
 configuration replayed here.
+--device-memory SIZE: the capacity of the card the files came from, for the replays here (default: the sim backend's,
+an H200). The default's largest page is 1/3578 of the device (policy/pages.rs), so a call on another card (the fiftieth
+session's H100: `--device-memory 81559MiB`) is compared with replays on a device of its size.
 
 MODES.jsonl: record_batch.sh's TAG-modes.jsonl (`expanse replay --backend cuda --json` lines, three configurations a
 trace). Prints, naming every trace that differs:
@@ -28,10 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTORCH_MODES = {"expandable_segments:False": "native", "expandable_segments:True,pytorch_compat:True": "expandable"}
 
 
-def sim_peak(binary, name, conf, cache):
+def sim_peak(binary, name, conf, cache, device_memory=None):
     key = (name, conf)
     if key not in cache:
         cmd = [binary, "replay", str(ROOT / "traces" / f"{name}.trace.csv.gz"), "--json"]
+        if device_memory:
+            cmd += ["--device-memory", device_memory]
         if conf:
             cmd += ["--conf", conf]
         out = subprocess.run(cmd, capture_output=True, text=True)
@@ -56,6 +61,7 @@ def main():
     ap.add_argument("live", nargs="*")
     ap.add_argument("--binary", default=str(ROOT / "target/release/expanse"))
     ap.add_argument("--then", default="", help="the default of the binaries that made the files, where it differs")
+    ap.add_argument("--device-memory", help="the capacity of the card the files came from (default: an H200's)")
     args = ap.parse_args()
     corpus = json.loads((ROOT / "traces/corpus.json").read_text())["traces"]
     cache, names = {}, []
@@ -79,7 +85,7 @@ def main():
             tally("pytorch", got == want, f"{name} {d['conf']} on cuda {got}, PyTorch {want}")
         else:
             conf = ",".join(c for c in (args.then, d["conf"].removeprefix("expandable_segments:True").lstrip(",")) if c)
-            want = sim_peak(args.binary, name, conf, cache)
+            want = sim_peak(args.binary, name, conf, cache, args.device_memory)
             tally("cuda", got == want, f"{name} {d['conf']} on cuda {got}, sim {want}")
     for name in names:
         e = corpus[name]
@@ -88,7 +94,7 @@ def main():
     for path in args.live:
         for d in lines(path):
             name, conf = d["workload"], ",".join(c for c in (args.then, d.get("conf") or "") if c)
-            want = sim_peak(args.binary, name, conf, cache)
+            want = sim_peak(args.binary, name, conf, cache, args.device_memory)
             same_run = d["requested_bytes.all.peak"] == corpus[name]["peak_requested_bytes"]
             note = "" if same_run else " (its peak request differs from the trace's: not the recorded run)"
             tally("live", d["reserved_bytes.all.peak"] == want,

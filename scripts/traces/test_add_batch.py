@@ -92,6 +92,7 @@ def test_whole_batch():
         check(e["live"]["reserved_bytes.all.peak"] == 2097152 and e["live"]["seconds"] == 1.5,
               "the live run's memory_stats and seconds")
         check("stopped_after_s" not in e["live"], "a workload that ran to its end is not marked stopped")
+        check(e["live"].get("device") == "NVIDIA H200", "the card the live run names")
         check((traces / "tiny.trace.csv.gz").read_bytes() == b"not read by add_batch", "the trace is copied")
         r = run(corpus, traces)
         check(r.returncode != 0 and "tiny: already in" in r.stderr, "adding it twice is refused")
@@ -104,6 +105,13 @@ def test_stopped_workload():
         check(r.returncode == 0, f"a workload stopped by the time limit is added ({r.stderr.strip()})")
         e = json.loads((traces / "corpus.json").read_text())["traces"]["tiny"]
         check(e["live"].get("stopped_after_s") == 230.4, "its entry says when it was stopped")
+
+    with tempfile.TemporaryDirectory() as d:
+        live = {"device": "NVIDIA H100 80GB HBM3"}
+        corpus, traces = make_batch(Path(d), live_extra=live)
+        run(corpus, traces)
+        e = json.loads((traces / "corpus.json").read_text())["traces"]["tiny"]
+        check(e["live"].get("device") == "NVIDIA H100 80GB HBM3", "another card is named as it ran")
 
 
 def refused(mutate, expect, what):
