@@ -3,18 +3,18 @@ batch96_b.py are): video platforms and video understanding, written in torch alo
 training (a factorised space-time vision transformer over tubelet embeddings of clips of drawn lengths and
 resolutions, mixup and label smoothing), recurrent video super-resolution training (a BasicVSR-style bidirectional
 recurrent network written out frame by frame, flow-warped hidden states, x4 pixel-shuffle upsampling), a
-frame-interpolation service (a RIFE-style coarse-to-fine flow network over uploaded frame pairs of drawn
-resolutions, 2x-4x frame-rate up-conversion) and next-video recommendation training (a causal transformer over
-watch histories of drawn lengths with sampled-softmax negatives). Same conventions as the earlier batches: nothing
-downloaded, data drawn at random on the device (or in reused pinned host buffers for the service), `rng` the
-workload's random.Random for every shape, count and sampled choice, sizes through `_smoke(real, small)` so that
-RECORD_SMOKE=1 runs are tiny. No control flow reads a tensor's value: lengths, resolutions and batch sizes are fixed
-on the host, padding handled by masks or by torch.where / masked_fill, no boolean-mask indexing; losses and metrics
-are read back only at logging points or once per request. frame_interp_serve uploads its frames on a side stream
-(two reused pinned host buffers, one request ahead, the main stream waiting on an event, the tensors
-record_stream'ed, through workload_helpers.SideUploads); the other three are single-stream. The models run under
-bf16 autocast (the flow warps by grid_sample in fp32). Every position table is sized for the longest padded length
-that can be drawn.
+frame-interpolation service (a RIFE-style coarse-to-fine flow network over the neighbouring pairs of uploaded
+segments of 2-5 frames of drawn resolutions, 2x-4x frame-rate up-conversion) and next-video recommendation training
+(a causal transformer over watch histories of drawn lengths with sampled-softmax negatives). Same conventions as the
+earlier batches: nothing downloaded, data drawn at random on the device (or in reused pinned host buffers for the
+service), `rng` the workload's random.Random for every shape, count and sampled choice, sizes through `_smoke(real,
+small)` so that RECORD_SMOKE=1 runs are tiny. No control flow reads a tensor's value: lengths, resolutions and batch
+sizes are fixed on the host, padding handled by masks or by torch.where / masked_fill, no boolean-mask indexing;
+losses and metrics are read back only at logging points or once per request. frame_interp_serve uploads its frames on
+a side stream (two reused pinned host buffers, one request ahead, the main stream waiting on an event, the tensors
+record_stream'ed, through workload_helpers.SideUploads); the other three are single-stream. The models run under bf16
+autocast (the flow warps by grid_sample in fp32). Every position table is sized for the longest padded length that
+can be drawn.
 
 record.py calls `register(<its own module object>)` once, just before main(), after the previous batch's: every
 workload below is then added to record.py's WORKLOADS with its family. This file never imports record.py; it
@@ -195,7 +195,7 @@ class _RecurrentVSR(_nn.Module):
         return (z + base).view(b, t, 3, 4 * h, 4 * w)
 
 
-@_workload("recurrent video super-resolution training (random init, a BasicVSR-style bidirectional recurrent network): 2-8 clips a step (drawn, at most 40 frames of 64 x 64 low-resolution pixels a step) of 5-15 frames (drawn per step) with low-resolution patches of 32-64 px square (drawn per step, a multiple of 8) and x4 high-resolution targets drawn on the device; a 5-layer 7x7 flow convnet over every neighbouring pair in both directions at once; a backward then a forward recurrence written out frame by frame, each warping its 64-channel hidden state by the flow (grid_sample in fp32) and updating it with a residual stack of 7 blocks; the two states fused per frame, upsampled x4 by two pixel shuffles and added to the bilinear upsampling; Charbonnier loss; Adam, clipping, bf16 autocast, 98 steps; the loss read back every 10 steps and every 20 steps a no-grad evaluation of 1 clip of 15 frames at 64 px with its PSNR read back")
+@_workload("recurrent video super-resolution training (random init, a BasicVSR-style bidirectional recurrent network): 2-8 clips a step (drawn, at most 40 frames of 64 x 64 low-resolution pixels a step) of 5-15 frames (drawn per step) with low-resolution patches of 32-64 px square (drawn per step, a multiple of 8) and x4 high-resolution targets drawn on the device; a 5-layer 7x7 flow convnet over every neighbouring pair at once, once per direction; a backward then a forward recurrence written out frame by frame, each warping its 64-channel hidden state by the flow (grid_sample in fp32) and updating it with a residual stack of 7 blocks; the two states fused per frame, upsampled x4 by two pixel shuffles and added to the bilinear upsampling; Charbonnier loss; Adam, clipping, bf16 autocast, 98 steps; the loss read back every 10 steps and every 20 steps a no-grad evaluation of 1 clip of 15 frames at 64 px with its PSNR read back")
 def video_superres_recurrent_train(rng):
     c, blocks = _smoke(64, 8), _smoke(7, 1)
     model = _RecurrentVSR(c, blocks).cuda()
@@ -288,7 +288,7 @@ class _Interpolator(_nn.Module):
         return (blend + 0.1 * res).clamp(0, 1), m
 
 
-@_workload("frame-interpolation serving (random init, a RIFE-style coarse-to-fine flow network for frame-rate up-conversion): 2,000-2,100 requests (drawn), each a segment of 2-5 consecutive frames (drawn) from one video at 256 x 448, 352 x 640 or 544 x 960 (drawn per request) and an up-conversion factor of 2, 3 or 4 (drawn), so every neighbouring pair gets factor - 1 intermediate frames at evenly spaced times, all of a request's pairs and times in one batch; uint8 frames uploaded on a side stream from two reused pinned host buffers (filled once, sized for 5 frames of 544 x 960) one request ahead (one span, waited on by event, record_stream'ed), scaled to [0, 1] on the device; three flow levels (1/4, 1/2, full resolution; widths 192/128/96) of two stride-2 convolutions, 4 PReLU convolutions with a skip and a transposed convolution each, both frames warped by grid_sample (fp32) after each level, a sigmoid blending mask and a 3-layer refinement convnet, under bf16 autocast; the output frames quantised back to uint8, and each request's per-frame mean blending mask and mean absolute difference from the plain average of the two frames read back")
+@_workload("frame-interpolation serving (random init, a RIFE-style coarse-to-fine flow network for frame-rate up-conversion): 2,000-2,100 requests (drawn), each a segment of 2-5 consecutive frames (drawn) from one video at 256 x 448, 352 x 640 or 544 x 960 (drawn per request) and an up-conversion factor of 2, 3 or 4 (drawn), so every neighbouring pair gets factor - 1 intermediate frames at evenly spaced times, all of a request's pairs and times in one batch; uint8 frames uploaded on a side stream from two reused pinned host buffers (filled once, sized for 5 frames of 544 x 960) one request ahead (one span, waited on by event, record_stream'ed), scaled to [0, 1] on the device; three flow levels (1/4, 1/2, full resolution; widths 192/128/96) of two stride-2 convolutions, 4 PReLU convolutions with a skip and a transposed convolution each, both frames warped by grid_sample (fp32) after each level, a sigmoid blending mask and a 3-layer refinement convnet, under bf16 autocast; the output frames quantised back to uint8, and each request's per-frame mean blending mask, mean absolute difference from the plain average of the two frames and mean of the uint8 frame at every 64th row and column read back")
 def frame_interp_serve(rng):
     widths = _smoke([192, 128, 96], [16, 16, 16])
     model = _Interpolator(widths).cuda().eval()

@@ -1,16 +1,17 @@
-"""The ninety-seventh batch of held-out workloads for record.py, second half (see batch97.py): video platforms and
-video understanding, written in torch alone. Video captioning training (a transformer encoder over per-frame
-features of videos of drawn lengths and a transformer decoder with cross-attention over captions of drawn lengths),
-a video-text retrieval service (a text tower for search queries and a video tower for newly uploaded videos, whose
-embeddings are written into a gallery on the device by index_copy, brute-force top-k over the gallery), watch-graph
-recommendation training (a message-passing network by index_select and index_add over drawn user-video bipartite
-subgraphs, BPR loss) and video latent diffusion sampling (a space-time U-Net with temporal attention, DDIM with
-classifier-free guidance over clips of drawn lengths and sizes). Same conventions as batch97.py: nothing downloaded,
-data drawn at random on the device (or in reused pinned host buffers for the service), `rng` the workload's
-random.Random for every shape, count and sampled choice, sizes through `_smoke(real, small)`; no control flow reads
-a tensor's value; losses and metrics read back only at logging points or once per request. video_text_retrieval_serve
-uploads its frame features on a side stream (workload_helpers.SideUploads); the other three are single-stream. The
-models run under bf16 autocast. Every position table is sized for the longest padded length that can be drawn.
+"""The ninety-seventh batch of held-out workloads for record.py, second half (see batch97.py): video platforms and video
+understanding, written in torch alone. Video captioning training (a transformer encoder over per-frame features of
+videos of drawn lengths and a transformer decoder with cross-attention over captions of drawn lengths), a video-text
+retrieval service (a text tower for search queries and a video tower for newly uploaded videos, whose embeddings are
+written into a gallery on the device by index_copy, brute-force top-k over the gallery), watch-graph recommendation
+training (a message-passing network by index_select and index_add over drawn user-video bipartite subgraphs, BPR
+loss) and video latent diffusion sampling (a space-time U-Net with temporal attention, DDIM with classifier-free
+guidance over clips of drawn lengths and sizes). Same conventions as batch97.py: nothing downloaded, data drawn at
+random on the device (or in reused pinned host buffers for the service), `rng` the workload's random.Random for every
+shape, count and sampled choice, sizes through `_smoke(real, small)`; no control flow reads a tensor's value; losses
+and metrics read back only at logging points or once per request. video_text_retrieval_serve uploads its frame
+features on a side stream (workload_helpers.SideUploads); the other three are single-stream. The models run under
+bf16 autocast, except the watch-graph network (fp32 throughout). Every position table is sized for the longest padded
+length that can be drawn.
 
 record.py calls `register(<its own module object>)` once, just before main(); this file never imports record.py.
 Real sizes checked before recording: see record_new97.sh's header.
@@ -165,7 +166,7 @@ class _Tower(_nn.Module):
         return _F.normalize(self.proj(_masked_mean(self.norm(z), keep)).float(), dim=-1)
 
 
-@_workload("video-text retrieval serving (random init, a dual-encoder service over a video gallery on the device): a gallery of 300,000 L2-normalised 256-d video embeddings in bf16 with a blocked-video flag per entry; 1,150-1,200 requests (drawn), each ingesting 1-6 newly uploaded videos (drawn) of 8-64 frames (drawn per video) whose 512-d fp16 frame features are uploaded on a side stream from two reused pinned host buffers (filled once, sized for 6 videos of 64 frames) one request ahead (one span padded to the request's longest video rounded up to a multiple of 8, waited on by event, record_stream'ed), embedded by a video tower (2 pre-norm blocks, width 384, 6 heads, frame position table of 64 rows, masked mean pooling) and written into the gallery at the next ring-buffer slots by index_copy; and answering 1-32 text queries (drawn) of 4-32 tokens (drawn per query over a 30,000-token vocabulary, padded to a multiple of 8, position table of 32 rows) through a text tower (4 pre-norm blocks, width 384, 6 heads) scored against the whole gallery by one bf16 matrix product, blocked videos removed by torch.where, the top 50 by topk; bf16 autocast; each request's top-50 ids and scores read back")
+@_workload("video-text retrieval serving (random init, a dual-encoder service over a video gallery on the device): a gallery of 300,000 L2-normalised 256-d video embeddings in bf16 with a blocked-video flag per entry; 1,150-1,200 requests (drawn), each ingesting 1-6 newly uploaded videos (drawn) of 8-64 frames (drawn per video) whose 512-d fp16 frame features are uploaded on a side stream from two reused pinned host buffers (filled once, sized for 6 videos of 64 frames) one request ahead (one span padded to the request's longest video rounded up to a multiple of 8, waited on by event, record_stream'ed), embedded by a video tower (2 pre-norm blocks, width 384, 6 heads, frame position table of 64 rows, masked mean pooling) and written into the gallery at the next ring-buffer slots by index_copy (their blocked flags cleared by index_fill); and answering 1-32 text queries (drawn) of 4-32 tokens (drawn per query over a 30,000-token vocabulary, padded to a multiple of 8, position table of 32 rows) through a text tower (4 pre-norm blocks, width 384, 6 heads) scored against the whole gallery by one bf16 matrix product, blocked videos removed by torch.where, the top 50 by topk; bf16 autocast; each request's top-50 ids and scores read back")
 def video_text_retrieval_serve(rng):
     d, heads, out_d = _smoke(384, 32), _smoke(6, 2), _smoke(256, 16)
     feat, vocab, gallery_n = _smoke(512, 16), _smoke(30000, 200), _smoke(300000, 500)
@@ -241,7 +242,7 @@ class _BipartiteLayer(_nn.Module):
         return hu, hv
 
 
-@_workload("watch-graph recommendation training (random init, a bipartite message-passing network, NGCF-style): tables of 400,000 users and 150,000 videos (64-d) plus a 24-d video feature projection; each step a drawn subgraph of 20,000-60,000 users and 8,000-30,000 videos (ids drawn from the tables) with 3-8 watch edges per user (drawn per step, endpoints and completion weights drawn on the device), degrees by index_add of ones; 3 layers of completion-weighted, degree-normalised aggregation in both directions by index_select and index_add, a linear update of [own, aggregate], LayerNorm, GELU and a residual, the layer outputs averaged; BPR loss over 4,096-16,384 (user, watched, unwatched) triples (drawn count, local indices drawn on the device) plus L2 on the gathered table rows; Adam, 1,000 steps; the loss read back every 25 steps and every 200 steps a no-grad evaluation scoring 512 subgraph users against all of the subgraph's videos with recall@20 of a drawn held-out video read back")
+@_workload("watch-graph recommendation training (random init, a bipartite message-passing network, NGCF-style): tables of 400,000 users and 150,000 videos (64-d) plus a 24-d video feature projection; each step a drawn subgraph of 20,000-60,000 users and 8,000-30,000 videos (ids drawn from the tables) with 3-8 times as many watch edges as users (the multiple drawn per step; both endpoints drawn uniformly and completion weights of 0.2-1 drawn on the device), degrees by index_add of ones; 3 layers of completion-weighted, degree-normalised aggregation in both directions by index_select and index_add, a linear update of [own, aggregate], LayerNorm, GELU and a residual, the layer outputs averaged; BPR loss over 4,096-16,384 (user, watched, random video) triples (drawn count; edges picked and negatives drawn uniformly from the subgraph's videos on the device, not checked against the watched ones) plus L2 on the triples' layer-0 embeddings; Adam, 1,000 steps; the loss read back every 25 steps and every 200 steps a no-grad evaluation on a freshly drawn subgraph scoring 512 of its users (drawn) against all of its videos with recall@20 of a drawn held-out video read back")
 def watch_graph_rec_train(rng):
     n_users, n_videos, d = _smoke(400000, 500), _smoke(150000, 300), _smoke(64, 16)
     layers, vfeat = _smoke(3, 2), 24

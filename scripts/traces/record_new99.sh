@@ -1,32 +1,31 @@
 #!/usr/bin/env bash
 # The ninety-ninth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch99.py and
-# batch99_b.py: computational photography and smartphone cameras, portrait relighting sampling (a conditional
-# diffusion U-Net of widths 64/128/192/256 with GroupNorm, a timestep plus spherical-harmonic lighting embedding and
+# batch99_b.py: computational photography and smartphone cameras, portrait relighting sampling (a conditional diffusion
+# U-Net of widths 64/128/192/256 with GroupNorm, a timestep plus spherical-harmonic lighting embedding and
 # self-attention at 1/16 resolution, 1-8 portraits of 128-256 px a request with drawn albedo, normals and matte, DDIM
-# over 10-30 steps with classifier-free guidance of scale 1.5-4 as one doubled batch, composited by the matte to
-# uint8), burst denoising training (a kernel-prediction U-Net of widths 32/64/128 over 4-16 bursts of 4-8 packed
-# RGGB raw frames of 64-160 px, at most 64 frames of 128^2 a step, with drawn whole-pixel shifts and shot/read
-# noise, every convolution seeing the burst max, 5 x 5 per-pixel kernels per frame applied by unfold, an annealed
-# per-frame loss), a photo-enhancement service (an HDRNet-style bilateral-grid network over 1-4 photos of 1,024 x
-# 768, 1,280 x 960 or 1,440 x 1,080 a request with one of 8 style presets each: a 256 x 256 coefficient network
-# with local and global paths to a grid of 12 affine coefficients x 8 luminance bins, a learned curve guide, slicing
-# by 3-d grid_sample at every pixel, uint8 output), burst super-resolution training (a ConvGRU written out frame by
-# frame over 2-12 bursts of 6-14 noisy packed raw frames of 48-96 px, an alignment block against the base frame, two
-# pixel shuffles to RGB at 4x the packed size, L1 and gradient L1), HDR merging training (a window transformer,
-# width 144, 6 heads, 6 pre-norm blocks, over 8 x 8 patch tokens of three exposures at ratios 1, r, r^2 with r of
-# 2-8, 2-16 scenes of 128, 192 or 256 px, windows of 8 x 8 patches of all three exposures (192 tokens) with a
-# 192-row exposure-and-position table, every other block on a grid rolled by half a window, mu-law tone-mapped L1),
-# non-local graph denoising training (GCDN-style: 4 edge-conditioned message-passing layers of width 64 by
-# index_select and index_add over a graph of half-resolution pixels of 4-24 images of 64-160 px, each node's 8
-# nearest of 24 candidates (8 adjacent, 16 random offsets within 15 x 15) by topk on feature distance, noise of
-# sigma 5-50/255, a pixel-shuffle head predicting the noise), a portrait-mode service (a MobileNetV2-style matting
-# network at 256 x 192 (alpha at stride 2) over 1-4 phone photos of 640 x 480, 800 x 600 or 960 x 720 a request,
-# a full-resolution refinement of the alpha, the background blurred at half resolution by one of 3 disc kernels
-# drawn per request, composited and quantised to uint8) and lens point-spread-function surrogate training (64-512
-# queries a step of drawn lenses, field positions, focus errors, wavelengths and f-numbers, PSFs simulated by
-# Fourier optics from Zernike aberrations on a 64 x 64 pupil padded to 128 with a lateral shift by a Fourier phase
-# ramp, an MLP and transposed-convolution surrogate to 32 x 32 PSFs, L1 plus the MSE of FFT-convolved 64 x 64
-# renders), written in torch alone), longest first (by estimate):
+# over 10-30 steps with classifier-free guidance of scale 1.5-4 as one doubled batch, composited by the matte to uint8),
+# burst denoising training (a kernel-prediction U-Net of widths 32/64/128 over 4-16 bursts of 4-8 packed RGGB raw frames
+# of 64-160 px, at most 64 frames of 128^2 a step, with drawn whole-pixel shifts and shot/read noise, the encoder and
+# decoder convolutions seeing the burst max, 5 x 5 per-pixel kernels per frame applied by unfold, an annealed per-frame
+# loss), a photo-enhancement service (an HDRNet-style bilateral-grid network over 1-4 photos of 1,024 x 768, 1,280 x 960
+# or 1,440 x 1,080 a request with one of 8 style presets each: a 256 x 256 coefficient network with local and global
+# paths to a grid of 12 affine coefficients x 8 luminance bins, a learned curve guide, slicing by 3-d grid_sample at
+# every pixel, uint8 output), burst super-resolution training (a ConvGRU written out frame by frame over 2-12 bursts of
+# 6-14 noisy packed raw frames of 48-96 px, an alignment block against the base frame, two pixel shuffles to RGB at 4x
+# the packed size, L1 and gradient L1), HDR merging training (a window transformer, width 144, 6 heads, 6 pre-norm
+# blocks, over 8 x 8 patch tokens of three exposures at ratios 1, r, r^2 with r of 2-8, 2-16 scenes of 128, 192 or 256
+# px, windows of 8 x 8 patches of all three exposures (192 tokens) with a 192-row exposure-and-position table, every
+# other block on a grid rolled by half a window, mu-law tone-mapped L1), non-local graph denoising training (GCDN-style:
+# 4 edge-conditioned message-passing layers of width 64 by index_select and index_add over a graph of half-resolution
+# pixels of 4-24 images of 64-160 px, each node's 8 nearest of 24 candidates (8 adjacent, 16 random offsets within 15 x
+# 15) by topk on feature distance, noise of sigma 5-50/255, a pixel-shuffle head predicting the noise), a portrait-mode
+# service (a MobileNetV2-style matting network at 256 x 192 (alpha at stride 2) over 1-4 phone photos of 640 x 480, 800
+# x 600 or 960 x 720 a request, a full-resolution refinement of the alpha, the background blurred at half resolution by
+# one of 3 disc kernels drawn per request, composited and quantised to uint8) and lens point-spread-function surrogate
+# training (64-512 queries a step of drawn lenses, field positions, focus errors, wavelengths and f-numbers, PSFs
+# simulated by Fourier optics from Zernike aberrations on a 64 x 64 pupil padded to 128 with a lateral shift by a
+# Fourier phase ramp, an MLP and transposed-convolution surrogate to 32 x 32 PSFs, L1 plus 100 x the MSE of
+# FFT-convolved 64 x 64 renders), written in torch alone), longest first (by estimate):
 # $OUT/new99.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 7.5 GB requested (reserved perhaps twice that), so that four share one
 # H200, and for 0.27-0.36M op outputs (~0.5-0.65M events). photo_enhance_bilateral_serve uploads each request's
