@@ -14,8 +14,8 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parent / "capacity_diff.py"
 HEADER = (
-    "| trace | split | peak requested | PyTorch native (H200) | PyTorch expandable (H200) "
-    "| PyTorch cudaMallocAsync (H200) | expanse | expanse below the best "
+    "| trace | split | peak requested | PyTorch native (GPU) | PyTorch expandable (GPU) "
+    "| PyTorch cudaMallocAsync (GPU) | expanse | expanse below the best "
     "| driver estimate vs expanse in PyTorch-expandable mode "
     "| smallest capacity, expanse in PyTorch-expandable mode | smallest capacity, expanse |\n"
     "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"

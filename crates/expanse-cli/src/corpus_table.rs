@@ -5,7 +5,7 @@ use crate::corpus::Recorded;
 use crate::replay::Report;
 
 /// Column names of PyTorch's three allocators, as recorded.
-const PYTORCH: [&str; 3] = ["PyTorch native (H200)", "PyTorch expandable (H200)", "PyTorch cudaMallocAsync (H200)"];
+const PYTORCH: [&str; 3] = ["PyTorch native (GPU)", "PyTorch expandable (GPU)", "PyTorch cudaMallocAsync (GPU)"];
 /// What stands in for them when a trace has no recorded figures.
 const REPLICAS: [&str; 2] = ["expanse in PyTorch-native mode", "expanse in PyTorch-expandable mode"];
 
@@ -222,7 +222,8 @@ fn print_row(r: &Row) {
 fn print_notes(capacity: bool, any_replica: bool) {
     println!();
     println!("Fragmentation = peak reserved / peak requested. PyTorch columns: PyTorch's own allocators");
-    println!("replaying the trace on an H200 (corpus.json). expanse below the best: expanse's peak strictly");
+    println!("replaying the trace on the GPU it was recorded on (corpus.json: an H200 unless live.device names");
+    println!("another card). expanse below the best: expanse's peak strictly");
     println!("below the lowest PyTorch figure. Driver estimate: expanse's estimated driver time (H200");
     println!("per-call costs) over that of {}, whose driver calls are PyTorch's.", REPLICAS[1]);
     if capacity {
@@ -266,7 +267,7 @@ fn print_summary(label: &str, s: &Summary) {
 pub fn print_json(rows: &[Row], backend: &str, conf: &str) {
     for r in rows {
         let peaks = r.pytorch_peaks();
-        let source = if r.recorded.is_some() { "recorded: PyTorch on an H200" } else { "expanse's byte-exact modes" };
+        let source = if r.recorded.is_some() { "recorded: PyTorch on the GPU" } else { "expanse's byte-exact modes" };
         let caps = r.capacities.map(|(a, b)| {
             serde_json::json!({"expanse_in_pytorch_expandable_mode": a, "expanse": b, "step_bytes": crate::capacity::STEP})
         });

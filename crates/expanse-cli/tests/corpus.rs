@@ -57,9 +57,9 @@ fn compare_over_a_folder_groups_by_split_and_counts_wins() {
     let table = run(&["compare", dir.to_str().unwrap(), "--backend", "sim"]);
     let header = row(&table, "| trace");
     for col in [
-        "PyTorch native (H200)",
-        "PyTorch expandable (H200)",
-        "PyTorch cudaMallocAsync (H200)",
+        "PyTorch native (GPU)",
+        "PyTorch expandable (GPU)",
+        "PyTorch cudaMallocAsync (GPU)",
         "expanse",
         "driver estimate vs expanse in PyTorch-expandable mode",
         "smallest capacity, expanse in PyTorch-expandable mode",
