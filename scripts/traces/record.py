@@ -331,6 +331,8 @@ import batch98  # noqa: E402
 import batch98_b  # noqa: E402
 import batch99  # noqa: E402
 import batch99_b  # noqa: E402
+import batch100  # noqa: E402
+import batch100_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -389,6 +391,7 @@ for _batch in (
     batch97, batch97_b,
     batch98, batch98_b,
     batch99, batch99_b,
+    batch100, batch100_b,
 ):
     _batch.register(sys.modules[__name__])
 
