@@ -258,14 +258,7 @@ def splade_query_serve(rng):
     for _ in range(nreq):
         lengths = [rng.randint(2, max_len) for _ in range(rng.randint(1, max_q))]
         plan.append((lengths, _ceil(max(lengths), 8)))
-    nxt = up.upload(0, len(plan[0][0]) * plan[0][1])
-    for i in range(nreq):
-        lengths, t = plan[i]
-        item = nxt
-        if i + 1 < nreq:
-            nxt = up.upload(i + 1, len(plan[i + 1][0]) * plan[i + 1][1])
-        raw, ev = item
-        SideUploads.ready(ev, raw)
+    for (lengths, t), raw in up.ahead(plan, lambda p: (len(p[0]) * p[1],)):
         with torch.no_grad():
             keep = keep_mask(lengths, t)
             ids = raw.view(len(lengths), t).long().masked_fill(~keep, 0)
@@ -278,7 +271,7 @@ def splade_query_serve(rng):
             top = scores.topk(top_k, -1)
             out = torch.cat([top.values.flatten(), top.indices.float().flatten(), (vals > 0).float().sum(1)])
         out.tolist()
-        del item, raw, keep, ids, w, vals, idx, q, hit, scores, top, out
+        del raw, keep, ids, w, vals, idx, q, hit, scores, top, out
 
 
 # ---------------------------------------------------------------- unbiased learning to rank from simulated clicks

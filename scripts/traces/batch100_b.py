@@ -352,15 +352,8 @@ def cross_encoder_rerank_serve(rng):
         q = rng.randint(2, q_max)
         lengths = [q + 3 + rng.randint(p_min, p_max) for _ in range(rng.randint(_smoke(16, 2), max_c))]
         plan.append((q, lengths, _round_up(max(lengths), 16)))
-    nxt = up.upload(0, len(plan[0][1]) * plan[0][2])
-    for i in range(nreq):
-        q, lengths, t = plan[i]
+    for (q, lengths, t), raw in up.ahead(plan, lambda p: (len(p[1]) * p[2],)):
         c = len(lengths)
-        item = nxt
-        if i + 1 < nreq:
-            nxt = up.upload(i + 1, len(plan[i + 1][1]) * plan[i + 1][2])
-        raw, ev = item
-        SideUploads.ready(ev, raw)
         with torch.no_grad():
             keep = keep_mask(lengths, t)
             ids = raw.view(c, t).long().masked_fill(~keep, 0)
@@ -377,4 +370,4 @@ def cross_encoder_rerank_serve(rng):
             top = final.topk(min(10, c))
             out = torch.cat([top.values, top.indices.float()])
         out.tolist()
-        del item, raw, keep, ids, types, scores, ce, first, final, top, out
+        del raw, keep, ids, types, scores, ce, first, final, top, out

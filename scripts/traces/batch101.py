@@ -323,17 +323,7 @@ def doorbell_detect_serve(rng):
         cam = rng.randrange(n_cam)
         plan.append((cam, rng.randint(1, max_frames), *cam_size[cam]))
 
-    def span(p):
-        return p[1] * 3 * p[2] * p[3]
-
-    nxt = up.upload(0, span(plan[0]))
-    for i in range(nreq):
-        cam, f, h, w = plan[i]
-        item = nxt
-        if i + 1 < nreq:
-            nxt = up.upload(i + 1, span(plan[i + 1]))
-        raw, ev = item
-        SideUploads.ready(ev, raw)
+    for (cam, f, h, w), raw in up.ahead(plan, lambda p: (p[1] * 3 * p[2] * p[3],)):
         with torch.no_grad():
             x = raw.view(f, 3, h, w).float().sub_(mean).div_(std).contiguous(memory_format=torch.channels_last)
             with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -356,7 +346,7 @@ def doorbell_detect_serve(rng):
             people.index_add_(0, torch.tensor([cam], device="cuda"), n_person[None])
             out = torch.cat([score.flatten(), cls.float().flatten(), boxes.flatten(), people[cam][None]])
         out.tolist()
-        del item, raw, x, hm, wh, off, peak, score, idx, cls, pix, cy, cx, wh_g, off_g, px, py, zone, inside, boxes
+        del raw, x, hm, wh, off, peak, score, idx, cls, pix, cy, cx, wh_g, off_g, px, py, zone, inside, boxes
         del n_person, out
 
 

@@ -174,14 +174,7 @@ def meter_load_forecast_serve(rng):
     def spans(p):
         return slice(0, p[0] * p[1] * 96), slice(big, big + horizon)
 
-    nxt = up.upload(0, *spans(plan[0]))
-    for i in range(nreq):
-        n, days, limit = plan[i]
-        item = nxt
-        if i + 1 < nreq:
-            nxt = up.upload(i + 1, *spans(plan[i + 1]))
-        load, temp, ev = item
-        SideUploads.ready(ev, load, temp)
+    for (n, days, limit), load, temp in up.ahead(plan, spans):
         with torch.no_grad():
             x = load.view(n, days * 96)
             mu = x.mean(1, keepdim=True)
@@ -194,7 +187,7 @@ def meter_load_forecast_serve(rng):
             over = torch.where(q[:, :, 2].amax(1) > limit, 1.0, 0.0).sum()
             out = torch.cat([total.flatten(), peak.float()[None], over[None]])
         out.tolist()
-        del item, load, temp, x, mu, sd, q, total, peak, over, out
+        del load, temp, x, mu, sd, q, total, peak, over, out
 
 
 # ---------------------------------------------------------------- low-light doorbell enhancement (conditional DDIM)

@@ -280,6 +280,23 @@ class SideUploads:
         self.done[slot] = ev
         return (*out, ev)
 
+    def ahead(self, plan, spans):
+        """The one-ahead loop of the side-stream services: yields each item of `plan` with its device tensors,
+        uploading item i + 1 (`upload(i + 1, *spans(plan[i + 1]))`) before item i is handed over and after the
+        current stream waited on item i's upload (`ready`). `spans(item)` returns a tuple of `upload`'s spans. The
+        caller deletes what it was given at the end of each step, as the loops written out did."""
+        nxt = self.upload(0, *spans(plan[0]))
+        for i, item in enumerate(plan):
+            got = nxt
+            if i + 1 < len(plan):
+                nxt = self.upload(i + 1, *spans(plan[i + 1]))
+            *tensors, ev = got
+            self.ready(ev, *tensors)
+            yield (item, *tensors)
+            # The caller's `del` of the tensors at the end of its step frees them now, before the next upload,
+            # as in the loop this replaces.
+            del got, tensors
+
     @staticmethod
     def ready(ev, *tensors):
         """The consumer's side of `upload`: the current stream waits on its event, and each tensor is
