@@ -37,9 +37,10 @@ _nn = torch.nn
 
 
 class _RoomGNN(_nn.Module):
-    """Dilated 1-d convolutions over each room's sensor history (mean and last step pooled), room-type and
-    hour-of-week embeddings, message passing over typed room adjacencies (edge MLP, index_add, degree
-    normalisation, residual update with a building-level mean added back), occupancy and count heads."""
+    """1-d convolutions (the second and third dilated) over each room's sensor history (mean and last step
+    pooled), room-type and hour-of-week embeddings, message passing over typed room adjacencies (edge MLP,
+    index_add, degree normalisation, residual update from the room, its messages and its building's mean),
+    occupancy and count heads."""
 
     def __init__(self, ch, d, layers, room_types, edge_types, horizon):
         super().__init__()
@@ -70,7 +71,7 @@ class _RoomGNN(_nn.Module):
         return self.occ(h).float(), self.count(h).float()
 
 
-@_workload("room-occupancy forecasting training (random init, a temporal convnet and a message-passing graph network): 16-64 buildings a step (drawn) of 6-40 rooms each (drawn per building), each room linked on the device to 3 random rooms of its own building (both directions, 3 edge types drawn), 2-7 days of hourly history (drawn per step, 48-168 readings) of 5 sensor channels (PIR counts, CO2, door events, plug power, temperature) drawn on the device; 3 dilated 1-d convolutions of width 128, mean and last-step pooling, 12 room types and a 168-row hour-of-week table for the forecast origin (drawn per building); 4 message-passing layers (edge MLP over sender, receiver and edge type by index_select, index_add to receivers, degree normalisation, building means by index_add added back, residual MLP update, LayerNorm); 24-hour occupancy logits (binary cross-entropy) and people counts (Poisson NLL on log rates); AdamW, clipping, bf16 autocast, 640 steps; the losses read back every 20 steps and every 128 steps a no-grad evaluation of 64 buildings of 40 rooms and 7 days with the Brier score and count MAE read back")
+@_workload("room-occupancy forecasting training (random init, a temporal convnet and a message-passing graph network): 16-64 buildings a step (drawn) of 6-40 rooms each (drawn per building), each room linked on the device to 3 random other rooms of its own building (repeats possible, both directions, 3 edge types drawn), 2-7 days of hourly history (drawn per step, 48-168 readings) of 5 sensor channels (PIR counts, CO2, door events, plug power, temperature) drawn on the device; 3 1-d convolutions of width 128 (kernel 5, then kernel 3 at dilations 2 and 4, residual after the first, GELU), mean and last-step pooling, 12 room types and a 168-row hour-of-week table for the forecast origin (drawn per building); 4 message-passing layers (edge MLP over sender, receiver and edge type by index_select, index_add to receivers, degree normalisation, building means by index_add gathered back to each room, a residual MLP update over the room's state, its aggregated messages and its building's mean, LayerNorm); 24-hour occupancy logits (binary cross-entropy) and people counts (Poisson NLL on log rates, weighted 0.5); AdamW, clipping, bf16 autocast, 640 steps; the losses read back every 20 steps and every 128 steps a no-grad evaluation of 64 buildings of 40 rooms and 7 days with the Brier score and count MAE read back")
 def occupancy_gnn_forecast_train(rng):
     ch, d, layers, horizon = 5, _smoke(128, 16), _smoke(4, 1), 24
     room_types, edge_types, links = 12, 3, 3
@@ -262,7 +263,7 @@ def lowlight_doorbell_ddim_sample(rng):
 # ---------------------------------------------------------------- smart-thermostat model predictive control
 
 
-@_workload("smart-thermostat model predictive control simulation (random init surrogate, fp32): 40 episodes, each 8-48 homes (drawn) of 4-12 heating zones (drawn per home, padded to 12 with a keep mask) with random zone adjacencies, conductances and capacitances, 2-4 receding-horizon control steps (drawn); at each control step a cross-entropy-method planner with 64-256 candidate heating schedules (drawn per episode) over a 24-48-step horizon (drawn per episode, 15-minute steps): 3 iterations of sampling schedules from a clamped Gaussian, rolling out a learned zone-temperature surrogate (an MLP of width 128 over zone temperature, outdoor temperature, solar gain, occupancy, heating and the adjacency-weighted neighbour temperature by bmm) step by step, costing energy at a drawn time-of-use price plus occupied comfort violations (masked to real zones), taking the 12.5% elites by topk and gather to refit the mean and standard deviation; the first action applied to a resistance-capacitance plant with noise; each control step's mean best planned cost, mean zone temperature and energy cost read back")
+@_workload("smart-thermostat model predictive control simulation (random init surrogate, fp32): 40 episodes, each 8-48 homes (drawn) of 4-12 heating zones (drawn per home, padded to 12 with a keep mask) with random zone adjacencies, conductances and capacitances, 2-4 receding-horizon control steps (drawn); at each control step a cross-entropy-method planner with 64-256 candidate heating schedules (drawn per episode) over a 24-48-step horizon (drawn per episode, 15-minute steps): 3 iterations of sampling schedules from a clamped Gaussian, rolling out a learned zone-temperature surrogate (an MLP of width 128 over zone temperature, outdoor temperature, solar gain, occupancy, heating and the mean temperature of adjacent zones by bmm with the 0/1 adjacency over the degree) step by step, costing energy at a drawn time-of-use price plus occupied comfort violations (masked to real zones), taking the 12.5% elites by topk and gather to refit the mean and standard deviation; the refit mean's first action applied to a resistance-capacitance plant with noise, the mean then shifted one step as the next control step's start; each control step's mean best planned cost, mean zone temperature and energy cost read back")
 def thermostat_mpc_cem_sim(rng):
     zmax, hidden, iters = _smoke(12, 4), _smoke(128, 16), _smoke(3, 2)
     surrogate = mlp(6, hidden, 1, layers=3, act=_nn.SiLU).cuda().eval()

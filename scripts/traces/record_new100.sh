@@ -1,31 +1,31 @@
 #!/usr/bin/env bash
 # The hundredth recording of issue 8 (held out, written blind; the workloads are in scripts/traces/batch100.py and
 # batch100_b.py: web search, ranking and query understanding, a cross-encoder reranking service (a 6-block pre-norm
-# transformer, width 384, over [CLS] query [SEP] passage [SEP] pairs, one query of 2-16 tokens with 16-100
-# candidates of 24-192 tokens a request, pairs padded to a multiple of 16 with a 224-row position table (the longest
-# padded pair), micro-batches of at most 32 pairs, scores interpolated with z-normalised first-stage scores, top 10
-# by topk), dense passage retrieval training (a shared 6-block transformer dual encoder, width 384, over 16-48
-# queries of 4-32 tokens with a positive and a hard-negative passage of 32-192 tokens each, a 192-row position
-# table, masked mean pooling, InfoNCE at temperature 0.05 over in-batch and hard negatives, recall at 10 over 1,024
-# passages at evaluation), query rewriting by continuous diffusion (a Diffusion-LM-style 6-block transformer, width
-# 384, denoising 64-d rewrite embeddings conditioned on the query, 32-128 pairs of 3-24 tokens a side, a 48-row
-# position table over the concatenation, the sqrt schedule over 1,000 timesteps, x0 MSE plus a rounding
-# cross-entropy, 20-step DDIM sampling with rounding at evaluation), query-document click graph training (a 3-layer
-# bipartite GraphSAGE-style network by index_select and index_add in fp32 over drawn subgraphs of 4,000-16,000
-# queries and 8,000-32,000 documents with 3-6 click edges per query, hashed n-gram EmbeddingBags, sampled-softmax
-# link prediction of 1,024-4,096 clicked pairs against 15 negatives each), a SPLADE-style sparse retrieval service (a
-# 4-block transformer, width 256, with an MLM head tied to the token embeddings, log(1 + relu) max-pooled into
-# 30,522 term weights for 1-16 queries of 2-32 tokens a request, pruned to the top 64 terms and scored against an
-# index of 60,000 documents of 48 impacts by index_select, top 100 by topk), unbiased learning to rank from simulated
-# clicks (a list-attention ranker over 32-128 lists of 20-120 candidates of 136 features, graded relevance from a
-# hidden oracle, clicks drawn by torch.bernoulli from a position-based model over a logging ranker's order, an
-# inverse-propensity-weighted listwise softmax loss, NDCG@10 at evaluation), query spelling correction and intent
-# training (a gated dilated 1-d convnet, 8 blocks of width 256, over 64-256 queries of 4-64 characters with
-# substitution and swap typos made by torch.where, a per-character correction head, 40 intents and 12 verticals) and
-# a query autocompletion service (a 2-layer character GRU, hidden 512, written out step by step, personalised by a
-# user and locale embedding, over 1-8 prefixes of 1-12 characters a request, then a width-8 beam search of 6-12
-# characters with beams reordered by index_select and gather, finished beams frozen by torch.where), written in torch
-# alone), longest first (by estimate): $OUT/new100.tar.gz.part00, part01, ...
+# transformer, width 384, over query-passage pairs (only the [CLS] id written, the rest drawn), one query of 2-16 tokens
+# with 16-100 candidates of 24-192 tokens a request, pairs padded to a multiple of 16 with a 224-row position table (the
+# longest padded pair), micro-batches of at most 32 pairs, scores interpolated with z-normalised first-stage scores, top
+# 10 by topk), dense passage retrieval training (a shared 6-block transformer dual encoder, width 384, over 16-48
+# queries of 4-32 tokens with a positive and a hard-negative passage of 32-192 tokens each, a 192-row position table,
+# masked mean pooling, InfoNCE at temperature 0.05 over in-batch and hard negatives, recall at 10 over 1,024 passages at
+# evaluation), query rewriting by continuous diffusion (a Diffusion-LM-style 6-block transformer, width 384, denoising
+# 64-d rewrite embeddings conditioned on the query, 32-128 pairs of 3-24 tokens a side, a 48-row position table over the
+# concatenation, the sqrt schedule over 1,000 timesteps, x0 MSE plus a rounding cross-entropy, 20-step DDIM sampling
+# with rounding at evaluation), query-document click graph training (a 3-layer bipartite GraphSAGE-style network by
+# index_select and index_add in fp32 over drawn subgraphs of 4,000-16,000 queries and 8,000-32,000 documents with 3-6
+# click edges per query, hashed n-gram EmbeddingBags, sampled-softmax link prediction of 1,024-4,096 drawn (query,
+# document) pairs against 15 negatives each), a SPLADE-style sparse retrieval service (a 4-block transformer, width 256,
+# with an MLM head tied to the token embeddings, log(1 + relu) max-pooled into 30,522 term weights for 1-16 queries of
+# 2-32 tokens a request, pruned to the top 64 terms and scored against an index of 60,000 documents of 48 impacts by
+# index_select, top 100 by topk), unbiased learning to rank from simulated clicks (a list-attention ranker over 32-128
+# lists of 20-120 candidates of 136 features, graded relevance from a hidden oracle, clicks drawn by torch.bernoulli
+# from a position-based model over a logging ranker's order, an inverse-propensity-weighted listwise softmax loss,
+# NDCG@10 at evaluation), query spelling correction and intent training (a gated dilated 1-d convnet, 8 blocks of width
+# 256, over 64-256 queries of 4-64 characters with substitution and right-neighbour-copy typos made by torch.where, a
+# per-character correction head, 40 intents and 12 verticals) and a query autocompletion service (a 2-layer character
+# GRU, hidden 512, written out step by step, personalised by a user and locale embedding, over 1-8 prefixes of 1-12
+# characters a request, then a width-8 beam search of 6-12 characters with beams reordered by index_select and gather,
+# finished beams frozen by torch.where), written in torch alone), longest first (by estimate):
+# $OUT/new100.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 7.5 GB requested (reserved perhaps twice that), so that four share one
 # H200, and for 0.27-0.36M op outputs (~0.5-0.65M events). splade_query_serve uploads each request's int32 token ids
 # (up to 16 x 32, one span) from two reused pinned host buffers on a side stream, one request ahead, waited on by
