@@ -337,6 +337,8 @@ import batch101  # noqa: E402
 import batch101_b  # noqa: E402
 import batch102  # noqa: E402
 import batch102_b  # noqa: E402
+import batch103  # noqa: E402
+import batch103_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -398,6 +400,7 @@ for _batch in (
     batch100, batch100_b,
     batch101, batch101_b,
     batch102, batch102_b,
+    batch103, batch103_b,
 ):
     _batch.register(sys.modules[__name__])
 
