@@ -339,6 +339,8 @@ import batch102  # noqa: E402
 import batch102_b  # noqa: E402
 import batch103  # noqa: E402
 import batch103_b  # noqa: E402
+import batch104  # noqa: E402
+import batch104_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -401,6 +403,7 @@ for _batch in (
     batch101, batch101_b,
     batch102, batch102_b,
     batch103, batch103_b,
+    batch104, batch104_b,
 ):
     _batch.register(sys.modules[__name__])
 
