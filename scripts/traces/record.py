@@ -341,6 +341,8 @@ import batch103  # noqa: E402
 import batch103_b  # noqa: E402
 import batch104  # noqa: E402
 import batch104_b  # noqa: E402
+import batch105  # noqa: E402
+import batch105_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -404,6 +406,7 @@ for _batch in (
     batch102, batch102_b,
     batch103, batch103_b,
     batch104, batch104_b,
+    batch105, batch105_b,
 ):
     _batch.register(sys.modules[__name__])
 
