@@ -8,7 +8,9 @@
 #    (.device-bin/expanse), and prints what came out: the log's summary lines and each replay's peak;
 # 2. then, while the call has time (CALL_BUDGET seconds from the start, default 570), runs each workload
 #    live on expanse through the C ABI (.device-bin/libexpanse.so; LIVE_CONF: a configuration, the default
-#    when unset), four at a time, one JSON line each into $OUT/TAG-live.jsonl, to set beside its replay.
+#    when unset), LIVE_JOBS at a time (default 4; eight fit one H100 or H200 beside nothing else: the
+#    fifty-first session ran sixteen live runs eight at a time in 157 s), one JSON line each into
+#    $OUT/TAG-live.jsonl, to set beside its replay.
 # Limits (record_batch.sh): REC_LIMIT (220), REC_STEP (250), REPLAY_STEP (110), MODES_DEADLINE (420);
 # MODES_EXTRA_CONF: a fourth configuration replayed on --backend cuda (a registered candidate).
 # Back on the development machine: unpack TAG.tar.gz.part*, scripts/traces/add_batch.py, then
@@ -41,7 +43,7 @@ left=$((${CALL_BUDGET:-570} - ($(date +%s) - START)))
 conf=()
 [ -n "${LIVE_CONF:-}" ] && conf=(--conf "$LIVE_CONF")
 # shellcheck disable=SC2016
-printf '%s\n' "$@" | timeout $left xargs -P 4 -I{} bash -c \
+printf '%s\n' "$@" | timeout $left xargs -P "${LIVE_JOBS:-4}" -I{} bash -c \
   'timeout "$0" python3 scripts/gpu/run_workload.py "$1" --mode expanse "${@:2}" 2>/dev/null | tail -1' \
   "$left" {} "${conf[@]}" > "$OUT/$TAG-live.jsonl"
 cat "$OUT/$TAG-live.jsonl"
