@@ -29,7 +29,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, _mha, _sincos, keep_mask, mlp
+from workload_helpers import CrossDecoderBlock, PreNormBlock, SideUploads, _mha, _sincos, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -46,25 +46,6 @@ def _loguniform(rng, lo, hi, mult=1):
 # ---------------------------------------------------------------- program repair (encoder-decoder transformer)
 
 
-class _DecoderBlock(_nn.Module):
-    """Pre-norm causal self-attention, cross-attention over the encoder's output under its key mask, a GELU MLP."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        self.h = heads
-        self.n1, self.n2, self.n3 = _nn.LayerNorm(d), _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.o1 = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.q, self.kv, self.o2 = _nn.Linear(d, d), _nn.Linear(d, 2 * d), _nn.Linear(d, d)
-        self.ff = mlp(d, 4 * d, d, act=_nn.GELU)
-
-    def forward(self, y, mem, mem_mask):
-        q, k, v = self.qkv(self.n1(y)).chunk(3, -1)
-        y = y + self.o1(_mha(q, k, v, self.h, is_causal=True))
-        k, v = self.kv(mem).chunk(2, -1)
-        y = y + self.o2(_mha(self.q(self.n2(y)), k, v, self.h, attn_mask=mem_mask))
-        return y + self.ff(self.n3(y))
-
-
 class _RepairModel(_nn.Module):
     def __init__(self, vocab, d, heads, enc_layers, dec_layers, max_src, max_tgt):
         super().__init__()
@@ -72,7 +53,7 @@ class _RepairModel(_nn.Module):
         self.src_pos, self.tgt_pos = _nn.Embedding(max_src, d), _nn.Embedding(max_tgt, d)
         self.enc = _nn.ModuleList(PreNormBlock(d, heads) for _ in range(enc_layers))
         self.enc_norm = _nn.LayerNorm(d)
-        self.dec = _nn.ModuleList(_DecoderBlock(d, heads) for _ in range(dec_layers))
+        self.dec = _nn.ModuleList(CrossDecoderBlock(d, heads) for _ in range(dec_layers))
         self.dec_norm = _nn.LayerNorm(d)
 
     def encode(self, src, keep):

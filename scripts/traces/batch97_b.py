@@ -22,7 +22,7 @@ import math
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, TimeResBlock, _mha, _sincos, keep_mask, mlp
+from workload_helpers import CrossDecoderBlock, PreNormBlock, SideUploads, TimeResBlock, _mha, _sincos, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -44,26 +44,6 @@ def _masked_mean(x, keep):
 # ---------------------------------------------------------------- video captioning (encoder-decoder transformer)
 
 
-class _CaptionDecoderLayer(_nn.Module):
-    """Pre-norm decoder layer: causal self-attention, cross-attention over the frame memory under its key mask, a
-    GELU MLP."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        self.h = heads
-        self.n1, self.n2, self.n3 = _nn.LayerNorm(d), _nn.LayerNorm(d), _nn.LayerNorm(d)
-        self.qkv, self.o1 = _nn.Linear(d, 3 * d), _nn.Linear(d, d)
-        self.q, self.kv, self.o2 = _nn.Linear(d, d), _nn.Linear(d, 2 * d), _nn.Linear(d, d)
-        self.ff = mlp(d, 4 * d, d, act=_nn.GELU)
-
-    def forward(self, x, mem, mem_keep):
-        q, k, v = self.qkv(self.n1(x)).chunk(3, -1)
-        x = x + self.o1(_mha(q, k, v, self.h, is_causal=True))
-        k, v = self.kv(mem).chunk(2, -1)
-        x = x + self.o2(_mha(self.q(self.n2(x)), k, v, self.h, attn_mask=mem_keep))
-        return x + self.ff(self.n3(x))
-
-
 class _VideoCaptioner(_nn.Module):
     def __init__(self, feat, d, heads, enc_layers, dec_layers, vocab, max_frames, max_tokens):
         super().__init__()
@@ -71,7 +51,7 @@ class _VideoCaptioner(_nn.Module):
         self.enc = _nn.ModuleList(PreNormBlock(d, heads) for _ in range(enc_layers))
         self.enc_norm = _nn.LayerNorm(d)
         self.tok, self.tpos = _nn.Embedding(vocab, d), _nn.Embedding(max_tokens, d)
-        self.dec = _nn.ModuleList(_CaptionDecoderLayer(d, heads) for _ in range(dec_layers))
+        self.dec = _nn.ModuleList(CrossDecoderBlock(d, heads) for _ in range(dec_layers))
         self.norm, self.lm = _nn.LayerNorm(d), _nn.Linear(d, vocab, bias=False)
 
     def encode(self, feats, keep):

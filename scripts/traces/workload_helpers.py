@@ -244,6 +244,28 @@ def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
     return torch.nn.Sequential(*mods)
 
 
+class CrossDecoderBlock(torch.nn.Module):
+    """A pre-norm decoder block: causal self-attention, cross-attention over an encoder's output under its key
+    mask (`mem_mask`, as scaled_dot_product_attention takes it), a GELU MLP of 4 d. Shared by batch97_b.py
+    (video captioning) and batch102_b.py (program repair), which each had a copy (the same modules made in the
+    same order, so the same parameters and ops as the copies they replace)."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h = heads
+        self.n1, self.n2, self.n3 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.o1 = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.q, self.kv, self.o2 = torch.nn.Linear(d, d), torch.nn.Linear(d, 2 * d), torch.nn.Linear(d, d)
+        self.ff = mlp(d, 4 * d, d, act=torch.nn.GELU)
+
+    def forward(self, x, mem, mem_mask):
+        q, k, v = self.qkv(self.n1(x)).chunk(3, -1)
+        x = x + self.o1(_mha(q, k, v, self.h, is_causal=True))
+        k, v = self.kv(mem).chunk(2, -1)
+        x = x + self.o2(_mha(self.q(self.n2(x)), k, v, self.h, attn_mask=mem_mask))
+        return x + self.ff(self.n3(x))
+
+
 def fftfreq(n, d=1.0):
     """torch.fft.fftfreq made on the device by arange (the sample frequencies of an n-point FFT): the CPU smoke
     run's device mapping does not reach fftfreq's device argument."""
