@@ -26,7 +26,7 @@ which of them the CPU smoke run (RECORD_SMOKE=1) ran.
 import torch
 
 from batch_common import Batch
-from workload_helpers import SideUploads, _posenc, mlp
+from workload_helpers import BasicResBlock, SideUploads, _posenc, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -42,18 +42,6 @@ _nn = torch.nn
 _HAND_PARENT = [-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19]
 
 
-class _BasicRes(_nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.c1, self.b1 = _nn.Conv2d(cin, cout, 3, stride, 1, bias=False), _nn.BatchNorm2d(cout)
-        self.c2, self.b2 = _nn.Conv2d(cout, cout, 3, 1, 1, bias=False), _nn.BatchNorm2d(cout)
-        self.sc = (_nn.Sequential(_nn.Conv2d(cin, cout, 1, stride, bias=False), _nn.BatchNorm2d(cout))
-                   if stride != 1 or cin != cout else _nn.Identity())
-
-    def forward(self, x):
-        return _F.relu(self.b2(self.c2(_F.relu(self.b1(self.c1(x))))) + self.sc(x))
-
-
 class _HandNet(_nn.Module):
     """Stem (stride 2), four residual stages (two blocks each) to 1/16, two transposed convolutions back to 1/4:
     21 heatmaps and 21 relative-depth maps; pooled features to 21 x 3 joints; a skeleton message-passing refiner."""
@@ -64,7 +52,7 @@ class _HandNet(_nn.Module):
                                    _nn.ReLU())
         stages, c = [], widths[0]
         for i, w in enumerate(widths):
-            stages += [_BasicRes(c, w, 1 if i == 0 else 2), _BasicRes(w, w, 1)]
+            stages += [BasicResBlock(c, w, 1 if i == 0 else 2), BasicResBlock(w, w, 1)]
             c = w
         self.stages = _nn.Sequential(*stages)
         self.up = _nn.Sequential(_nn.ConvTranspose2d(c, head, 4, 2, 1, bias=False), _nn.BatchNorm2d(head), _nn.ReLU(),

@@ -26,7 +26,7 @@ and for the CPU smoke run (RECORD_SMOKE=1).
 import torch
 
 from batch_common import Batch
-from workload_helpers import PreNormBlock, SideUploads, _mha, keep_mask, mlp
+from workload_helpers import BasicResBlock, PreNormBlock, SideUploads, _mha, keep_mask, mlp
 
 _b = Batch()  # this half's workloads, and record.py's module object once register() has run
 _workload, _smoke = _b.workload, _b.smoke
@@ -130,20 +130,6 @@ def ore_grade_transformer_train(rng):
 # ---------------------------------------------------------------- mineral-sorting vision service
 
 
-class _SortBlock(_nn.Module):
-    """A basic residual block (two 3x3 convolutions with batch norm), strided with a 1x1 projection when asked."""
-
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.c1, self.b1 = _nn.Conv2d(cin, cout, 3, stride, 1, bias=False), _nn.BatchNorm2d(cout)
-        self.c2, self.b2 = _nn.Conv2d(cout, cout, 3, 1, 1, bias=False), _nn.BatchNorm2d(cout)
-        self.proj = (_nn.Sequential(_nn.Conv2d(cin, cout, 1, stride, bias=False), _nn.BatchNorm2d(cout))
-                     if stride != 1 or cin != cout else _nn.Identity())
-
-    def forward(self, x):
-        return _F.relu(self.b2(self.c2(_F.relu(self.b1(self.c1(x))))) + self.proj(x))
-
-
 class _SortNet(_nn.Module):
     def __init__(self, widths, n_cls):
         super().__init__()
@@ -151,7 +137,7 @@ class _SortNet(_nn.Module):
                                    _nn.ReLU())
         blocks, c = [], widths[0]
         for w in widths[1:]:
-            blocks += [_SortBlock(c, w, 2), _SortBlock(w, w, 1)]
+            blocks += [BasicResBlock(c, w, 2), BasicResBlock(w, w, 1)]
             c = w
         self.body = _nn.Sequential(*blocks)
         self.cls, self.grade = _nn.Conv2d(c, n_cls, 1), _nn.Conv2d(c, 1, 1)

@@ -244,6 +244,24 @@ def mlp(din, hidden, dout, layers=2, act=torch.nn.ReLU, norm=False):
     return torch.nn.Sequential(*mods)
 
 
+class BasicResBlock(torch.nn.Module):
+    """A ResNet basic block: two 3x3 convolutions with batch norm and ReLU, strided by `stride`, the shortcut a
+    strided 1x1 convolution with batch norm where the stride or the width changes. Batch files from the
+    hundred-and-fourth on use it; eleven earlier ones (batch75_b.py to batch98.py) each keep the copy they were
+    recorded with."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.c1, self.b1 = torch.nn.Conv2d(cin, cout, 3, stride, 1, bias=False), torch.nn.BatchNorm2d(cout)
+        self.c2, self.b2 = torch.nn.Conv2d(cout, cout, 3, 1, 1, bias=False), torch.nn.BatchNorm2d(cout)
+        self.sc = (torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride, bias=False), torch.nn.BatchNorm2d(cout))
+                   if stride != 1 or cin != cout else torch.nn.Identity())
+
+    def forward(self, x):
+        relu = torch.nn.functional.relu
+        return relu(self.b2(self.c2(relu(self.b1(self.c1(x))))) + self.sc(x))
+
+
 class CrossDecoderBlock(torch.nn.Module):
     """A pre-norm decoder block: causal self-attention, cross-attention over an encoder's output under its key
     mask (`mem_mask`, as scaled_dot_product_attention takes it), a GELU MLP of 4 d. Shared by batch97_b.py
