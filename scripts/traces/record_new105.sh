@@ -21,11 +21,11 @@
 # shovels padded and masked to -inf), a grinding-mill setpoint sampling service (a transformer DDPM denoiser, 6
 # pre-norm blocks of width 256, over 1-4 circuits x 4-16 candidate trajectories of 32-128 steps of 6 controls,
 # 10-25 DDIM steps with classifier-free guidance batched as one, a 129-row position table (the longest horizon plus
-# the condition token), a critic MLP and the best candidate per circuit by argmax and gather) and blast-furnace
-# surrogate training (a 2-layer GRU of width 192 written out step by step, layer by layer, over 16-64 right-aligned
-# histories of 24-72 hourly steps of 24 sensors and 6 controls, the state held by torch.where over the padding, then
-# a separate decoder GRU rolled out free-running for 6-18 steps with its predictions fed back, backpropagated through
-# the whole sequence), longest first (by estimate): $OUT/new105.tar.gz.part00, part01, ...
+# the condition token), a critic MLP and the best candidate per circuit by argmax and index_select) and
+# blast-furnace surrogate training (a 2-layer GRU of width 192 written out step by step, layer by layer, over 16-64
+# right-aligned histories of 24-72 hourly steps of 24 sensors and 6 controls, the state held by torch.where over the
+# padding, then a separate decoder GRU rolled out free-running for 6-18 steps with its predictions fed back,
+# backpropagated through the whole sequence), longest first (by estimate): $OUT/new105.tar.gz.part00, part01, ...
 # Every workload was sized for at most about 7.5 GB requested (reserved perhaps twice that), so that four share one
 # H200, and for 0.27-0.36M op outputs (~0.5-0.65M events). mineral_sort_serve uploads each request's uint8 frames (up
 # to 3 frames of 384 x 1,024 x 3, one span) from two reused pinned host buffers on a side stream, one request ahead,
