@@ -343,6 +343,10 @@ import batch104  # noqa: E402
 import batch104_b  # noqa: E402
 import batch105  # noqa: E402
 import batch105_b  # noqa: E402
+import batch106  # noqa: E402
+import batch106_b  # noqa: E402
+import batch107  # noqa: E402
+import batch107_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -407,6 +411,8 @@ for _batch in (
     batch103, batch103_b,
     batch104, batch104_b,
     batch105, batch105_b,
+    batch106, batch106_b,
+    batch107, batch107_b,
 ):
     _batch.register(sys.modules[__name__])
 
