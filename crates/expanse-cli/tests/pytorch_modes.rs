@@ -78,15 +78,18 @@ fn mode_peak(trace: &str, backend: &str, conf: &str) -> u64 {
 /// the ninety-sixth, recorded on an H100: call_turn_gru_train 2 MiB below
 /// and conformer_aed_asr_train 2 MiB above (48, call 1), and on the
 /// hundred-and-second, on an H100: vuln_graph_detect_train 2 MiB above
-/// (49, call 3).
+/// (49, call 3), and on the hundred-and-fifth, on an H100:
+/// blast_fragmentation_seg_train 2 MiB below (50, call 1; its recording
+/// run and a second live native run in another process both reserved
+/// the model's figure).
 /// Not explained: on cl4srec_train, tabnet_train, cgcnn_crystal_train,
 /// gan_inversion_pti, vqgan_tokenizer_train, ealstm_streamflow_train,
 /// gat_swarm_dagger_train, calo_flow_shower_train,
 /// neuropixels_template_spikesort, photoz_mdn_catalog_serve,
 /// backbone_frame_diffusion_train, antibody_span_mlm_finetune,
 /// regional_claims_quantile_forecast_serve,
-/// demand_quantile_forecast_train, virtual_tryon_warp_train and
-/// manuscript_htr_ctc_train the model's figure is the one the live native run reserved, while
+/// demand_quantile_forecast_train, virtual_tryon_warp_train,
+/// manuscript_htr_ctc_train and blast_fragmentation_seg_train the model's figure is the one the live native run reserved, while
 /// PyTorch's replay in its own process got the other, so the driver
 /// itself places segments differently from one process to the next (what
 /// else the process loaded); on ipa_structure_train, audio_kd_train,
@@ -128,6 +131,7 @@ const KNOWN: &[(&str, &str, u64)] = &[
     ("call_turn_gru_train", "native", 2_292_187_136),
     ("conformer_aed_asr_train", "native", 1_931_476_992),
     ("vuln_graph_detect_train", "native", 1_121_976_320),
+    ("blast_fragmentation_seg_train", "native", 6_878_658_560),
 ];
 
 /// Every recorded trace, both PyTorch modes, on one backend: the peaks that
