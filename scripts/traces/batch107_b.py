@@ -8,7 +8,7 @@ conditional U-Net with timestep embeddings and a self-attention middle block, DD
 with classifier-free guidance, drawn zone counts, days, sample counts and step counts per request) and a
 contamination-event Monte Carlo simulation (a contaminant and chlorine advected along a drawn pipe network by
 index_select and index_add, injected by scatter_add, reacting, detected by candidate sensor layouts, consumption
-before detection summed per layout).
+up to detection summed per layout).
 
 Same conventions as the earlier batches: nothing downloaded, data drawn at random on the device (or in reused pinned
 host buffers for the service), `rng` the workload's random.Random for every shape, count and sampled choice, sizes
@@ -292,7 +292,7 @@ def demand_scenario_diffusion_sample(rng):
 # ---------------------------------------------------------------- contamination-event Monte Carlo simulation
 
 
-@_workload("contamination-event Monte Carlo simulation (fp32, no model): one drawn pipe network of 25,000 nodes and 31,250 pipes (each pipe from a node to one 1-63 places further on, wrapping), node volumes, consumer demands and pipe flows for 4 demand periods drawn once on the device, up to 4 reservoir nodes (4 drawn) holding chlorine at 1.0; 60 batches of 64-384 scenarios (drawn), each batch simulated for 96-192 fifteen-minute steps (drawn); per scenario an injection node, start step, duration (4-16 steps) and mass rate drawn on the device; every step the contaminant and chlorine (stacked, one tensor) advected upwind along the pipes by index_select and index_add, injection by scatter_add under a start/stop mask, second-order reaction (chlorine decay and contaminant-chlorine consumption), reservoirs reset by torch.where, clamped at zero; 16 candidate sensor layouts of 12 nodes each read by index_select, each sensor's first detection step kept by torch.where; the contaminant consumed per step summed into a list; at the end of a batch each layout's detection step (the minimum over its sensors) and the contaminant consumed before it (cumulative sum, gather) averaged, with the detected fraction, and read back once per batch")
+@_workload("contamination-event Monte Carlo simulation (fp32, no model): one drawn pipe network of 25,000 nodes and 31,250 pipes (each pipe from a node to one 1-63 places further on, wrapping), node volumes, consumer demands and pipe flows for 4 demand periods drawn once on the device, up to 4 reservoir nodes (4 drawn) holding chlorine at 1.0; 60 batches of 64-384 scenarios (drawn), each batch simulated for 96-192 fifteen-minute steps (drawn); per scenario an injection node, start step, duration (4-16 steps) and mass rate drawn on the device; every step the contaminant and chlorine (stacked, one tensor) advected upwind along the pipes by index_select and index_add, injection by scatter_add under a start/stop mask, second-order reaction (chlorine decay and contaminant-chlorine consumption), reservoirs reset by torch.where, clamped at zero; 16 candidate sensor layouts of 12 nodes each read by index_select, each sensor's first detection step kept by torch.where; the contaminant consumed per step summed into a list; at the end of a batch each layout's detection step taken (the minimum over its sensors), the contaminant consumed up to it (cumulative sum, gathered at the detection step, the whole run's when undetected) averaged over the scenarios, with the detected fraction, and these two read back once per batch")
 def contamination_event_mc_sim(rng):
     n = _smoke(25000, 300)
     e = n * 5 // 4

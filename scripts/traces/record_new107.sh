@@ -18,7 +18,7 @@
 # contamination-event Monte Carlo simulation (fp32, no model: a contaminant and chlorine advected upwind along a
 # 25,000-node, 31,250-pipe network by index_select and index_add, injected by scatter_add, reacting, 64-384
 # scenarios a batch for 96-192 steps, 16 candidate sensor layouts of 12 nodes, first detections by torch.where,
-# consumption before detection by cumsum and gather), a demand-scenario diffusion sampler (a conditional U-Net of
+# consumption up to detection by cumsum and gather), a demand-scenario diffusion sampler (a conditional U-Net of
 # widths 64/128/192 with timestep-conditioned residual blocks and a self-attention block at the lowest level; 2-24
 # scenarios of 16-64 zones x 1-2 days of 96 intervals a request, 10-32 DDIM steps with classifier-free guidance),
 # activated-sludge aeration control training (a 256-wide GRU world model written out step by step over 128-512 plant
