@@ -347,6 +347,10 @@ import batch106  # noqa: E402
 import batch106_b  # noqa: E402
 import batch107  # noqa: E402
 import batch107_b  # noqa: E402
+import batch108  # noqa: E402
+import batch108_b  # noqa: E402
+import batch109  # noqa: E402
+import batch109_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -413,6 +417,8 @@ for _batch in (
     batch105, batch105_b,
     batch106, batch106_b,
     batch107, batch107_b,
+    batch108, batch108_b,
+    batch109, batch109_b,
 ):
     _batch.register(sys.modules[__name__])
 
