@@ -351,6 +351,8 @@ import batch108  # noqa: E402
 import batch108_b  # noqa: E402
 import batch109  # noqa: E402
 import batch109_b  # noqa: E402
+import batch111  # noqa: E402
+import batch111_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -419,6 +421,7 @@ for _batch in (
     batch107, batch107_b,
     batch108, batch108_b,
     batch109, batch109_b,
+    batch111, batch111_b,
 ):
     _batch.register(sys.modules[__name__])
 
