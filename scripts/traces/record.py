@@ -351,6 +351,8 @@ import batch108  # noqa: E402
 import batch108_b  # noqa: E402
 import batch109  # noqa: E402
 import batch109_b  # noqa: E402
+import batch110  # noqa: E402
+import batch110_b  # noqa: E402
 import batch111  # noqa: E402
 import batch111_b  # noqa: E402
 
@@ -421,6 +423,7 @@ for _batch in (
     batch107, batch107_b,
     batch108, batch108_b,
     batch109, batch109_b,
+    batch110, batch110_b,
     batch111, batch111_b,
 ):
     _batch.register(sys.modules[__name__])
