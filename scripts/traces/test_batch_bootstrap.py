@@ -81,6 +81,14 @@ def test_a_setting_pairs_with_the_default_trace_by_trace():
     assert set(bb.log_ratios(rows, 2)) == {"a"}
 
 
+def test_batches_before_the_first_are_left_out_and_unrecorded_names_named():
+    scripts = dict(bb.recording_scripts())
+    rows = {n: (1.0, 1.0, 1.0) for n in scripts[54] + scripts[55][:-1] + scripts[56]}
+    batches, unrecorded = bb.recorded_batches(rows, 55)
+    assert [n for n, _ in batches] == [55, 56], batches
+    assert batches[0][1] == scripts[55][:-1] and unrecorded == scripts[55][-1:], (batches, unrecorded)
+
+
 def test_recording_scripts_name_the_batches_in_order():
     scripts = bb.recording_scripts()
     numbers = [n for n, _ in scripts]
