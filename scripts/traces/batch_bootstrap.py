@@ -16,7 +16,8 @@ never recorded is named and left out), and for the traces of those batches print
 - a cluster bootstrap: batches drawn with replacement (N resamples, seed S), the
   traces of the drawn batches pooled, the ratio of the default's geometric mean to
   PyTorch's best per trace (and to PyTorch expandable's alone) each time; the 2.5th
-  and 97.5th percentiles of that ratio are the interval printed.
+  and 97.5th percentiles of that ratio are the interval printed; and the same for the
+  driver estimate against expanse in PyTorch-expandable mode (compare's driver column).
 
 --against CONF[=FILE] (repeatable) pairs a setting with the default: per trace the
 setting's figure over the default's, the batches where its mean is lower and higher (a
@@ -65,7 +66,8 @@ def recording_scripts():
 
 
 def read_table(lines):
-    """Per trace: (expanse's default, PyTorch's best, PyTorch expandable), as fragmentation."""
+    """Per trace: (expanse's default, PyTorch's best, PyTorch expandable) as fragmentation, and
+    expanse's driver estimate over its PyTorch-expandable mode's (None where there is none)."""
     rows = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
@@ -83,7 +85,8 @@ def read_table(lines):
         theirs = [f[m] for m in MODES if f.get(m) is not None]
         if not theirs or f.get("expanse") is None:
             continue
-        rows[v["trace"]] = (f["expanse"], min(theirs), f.get("pytorch_expandable"))
+        driver = v.get("driver_estimate_ratio")
+        rows[v["trace"]] = (f["expanse"], min(theirs), f.get("pytorch_expandable"), driver)
     return rows
 
 
@@ -182,6 +185,12 @@ def report_default(batches, rows, a):
         if all(n in logs for _, names in batches for n in names):
             point, lo, hi = bootstrap(batches, logs, a.resamples, a.seed)
             print(f"| {label} | {point:.4f} | {lo:.4f}-{hi:.4f} |")
+    drivers = {n: math.log(r[3]) for n, r in rows.items() if r[3]}
+    if all(n in drivers for _, names in batches for n in names):
+        point, lo, hi = bootstrap(batches, drivers, a.resamples, a.seed)
+        worst = max(rows[n][3] for _, names in batches for n in names)
+        print(f"| driver estimate over expanse in PyTorch-expandable mode's (at most {worst:.2f}x) "
+              f"| {point:.4f} | {lo:.4f}-{hi:.4f} |")
     print("\n| batch | traces | default | PyTorch's best per trace | wins / ties / losses |")
     print("|---:|---:|---:|---:|---|")
     for number, t, ours, best, w, ti, lo in per:

@@ -8,15 +8,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bootstrap as bb  # noqa: E402
 
 
-def line(name, ours, native, expandable, asynch):
+def line(name, ours, native, expandable, asynch, driver=0.8):
     f = {"pytorch_native": native, "pytorch_expandable": expandable, "pytorch_async": asynch, "expanse": ours}
-    return json.dumps({"trace": name, "split": "held-out", "fragmentation": f})
+    return json.dumps({"trace": name, "split": "held-out", "fragmentation": f, "driver_estimate_ratio": driver})
 
 
 def test_reads_rows_and_skips_summaries():
     lines = [line("a", 1.05, 1.3, 1.1, 1.2), json.dumps({"group": "all", "traces": 1}), "not json", ""]
     rows = bb.read_table(lines)
-    assert rows == {"a": (1.05, 1.1, 1.1)}, rows
+    assert rows == {"a": (1.05, 1.1, 1.1, 0.8)}, rows
 
 
 def test_a_cut_table_is_named_not_a_traceback():
@@ -31,8 +31,8 @@ def test_a_cut_table_is_named_not_a_traceback():
 
 
 def test_best_is_the_lowest_of_the_three_and_a_missing_mode_is_skipped():
-    rows = bb.read_table([line("a", 1.0, 1.4, None, 1.2)])
-    assert rows["a"] == (1.0, 1.2, None), rows
+    rows = bb.read_table([line("a", 1.0, 1.4, None, 1.2, None)])
+    assert rows["a"] == (1.0, 1.2, None, None), rows
 
 
 def test_batch_means_and_counts():
