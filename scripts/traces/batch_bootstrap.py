@@ -38,7 +38,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import score_batches  # noqa: E402
+
+ROOT = score_batches.ROOT
 BINARY = ROOT / "target" / "release" / "expanse"
 MODES = ("pytorch_native", "pytorch_expandable", "pytorch_async")
 # The first batch the default as it stands judged unseen: its last rule (whole free
@@ -52,17 +55,12 @@ FIRST_UNSEEN = 25
 
 def recording_scripts():
     """(number, workload names) of every numbered record_newNN.sh, by number."""
-    out = []
+    numbers = []
     for path in (ROOT / "scripts" / "traces").glob("record_new*.sh"):
         m = re.fullmatch(r"record_new(\d+)\.sh", path.name)
-        if not m:
-            continue
-        number = int(m.group(1))
-        text = path.read_text().replace("\\\n", " ")
-        names = re.search(rf'record_batch\.sh"\s+new{number}\s+([^\n]+)', text)
-        if names:
-            out.append((number, names.group(1).split()))
-    return sorted(out)
+        if m:
+            numbers.append(int(m.group(1)))
+    return [(n, score_batches.batch_names(n)) for n in sorted(numbers)]
 
 
 def read_table(lines):
