@@ -378,7 +378,8 @@ class _GrowthGNN(_nn.Module):
         ef = self.edge(e)
         for msg, upd, norm in zip(self.msg, self.upd, self.norms):
             m = msg(torch.cat([h[src], h[dst], ef], -1))
-            agg = torch.zeros_like(h).index_add_(0, dst, m) / k
+            # m is bf16 under autocast while h is fp32 after the first LayerNorm: sum in m's dtype.
+            agg = m.new_zeros(h.shape[0], m.shape[1]).index_add_(0, dst, m) / k
             h = norm(h + upd(torch.cat([h, agg], -1)))
         out = self.head(h).float()
         return _F.softplus(out[:, 0]), _F.softplus(out[:, 1]), out[:, 2]
