@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import score_batches  # noqa: E402
 
 ROOT = score_batches.ROOT
-BINARY = ROOT / "target" / "release" / "expanse"
+BINARY = score_batches.BINARY
 MODES = ("pytorch_native", "pytorch_expandable", "pytorch_async")
 # The first batch the default as it stands judged unseen: its last rule (whole free
 # blocks give their pages first, `move_whole_first`) was adopted after batch 24 was
@@ -112,11 +112,14 @@ def sign_test(below, above):
     return min(1.0, 2 * tail)
 
 
-def log_ratios(rows, column, other=None):
-    """Per trace: log(expanse's default) - log(column), or log(other's default) - log(the default)."""
-    if other is not None:
-        return {n: math.log(other[n][0]) - math.log(r[0]) for n, r in rows.items() if n in other}
+def log_ratios(rows, column):
+    """Per trace: log(expanse's default) - log(its figure in `column`), where it has one."""
     return {n: math.log(r[0]) - math.log(r[column]) for n, r in rows.items() if r[column] is not None}
+
+
+def paired_log_ratios(rows, other):
+    """Per trace in both tables: log(other's default) - log(this table's default)."""
+    return {n: math.log(other[n][0]) - math.log(r[0]) for n, r in rows.items() if n in other}
 
 
 def pooled_ratio(chosen, logs):
@@ -200,7 +203,7 @@ def report_against(batches, rows, other, label, a):
     missing = [n for _, names in batches for n in names if n not in other]
     if missing:
         sys.exit(f"batch_bootstrap: {label} has no row for {', '.join(missing[:5])}")
-    logs = log_ratios(rows, 0, other)
+    logs = paired_log_ratios(rows, other)
     per = [(n, pooled_ratio([names], logs)) for n, names in batches]
     lower = sum(r < 1 for _, r in per)
     higher = sum(r > 1 for _, r in per)

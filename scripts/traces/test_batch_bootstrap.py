@@ -72,7 +72,7 @@ def test_interval_spans_the_batches_own_ratios():
 def test_a_setting_pairs_with_the_default_trace_by_trace():
     rows = {"a": (1.10, 1.2, 1.2), "b": (1.20, 1.3, None)}
     other = {"a": (1.21, 1.2, 1.2), "b": (1.08, 1.3, None), "c": (9.0, 1.0, 1.0)}
-    logs = bb.log_ratios(rows, 0, other)
+    logs = bb.paired_log_ratios(rows, other)
     # a: 1.21 / 1.10 = 1.1, b: 1.08 / 1.20 = 0.9; c has no default row and is left out.
     assert set(logs) == {"a", "b"}, logs
     assert abs(bb.pooled_ratio([["a"]], logs) - 1.1) < 1e-12 and abs(bb.pooled_ratio([["b"]], logs) - 0.9) < 1e-12
