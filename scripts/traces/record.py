@@ -355,6 +355,8 @@ import batch110  # noqa: E402
 import batch110_b  # noqa: E402
 import batch111  # noqa: E402
 import batch111_b  # noqa: E402
+import batch112  # noqa: E402
+import batch112_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -425,6 +427,7 @@ for _batch in (
     batch109, batch109_b,
     batch110, batch110_b,
     batch111, batch111_b,
+    batch112, batch112_b,
 ):
     _batch.register(sys.modules[__name__])
 
