@@ -357,6 +357,8 @@ import batch111  # noqa: E402
 import batch111_b  # noqa: E402
 import batch112  # noqa: E402
 import batch112_b  # noqa: E402
+import batch113  # noqa: E402
+import batch113_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -428,6 +430,7 @@ for _batch in (
     batch110, batch110_b,
     batch111, batch111_b,
     batch112, batch112_b,
+    batch113, batch113_b,
 ):
     _batch.register(sys.modules[__name__])
 
