@@ -359,6 +359,8 @@ import batch112  # noqa: E402
 import batch112_b  # noqa: E402
 import batch113  # noqa: E402
 import batch113_b  # noqa: E402
+import batch114  # noqa: E402
+import batch114_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -431,6 +433,7 @@ for _batch in (
     batch111, batch111_b,
     batch112, batch112_b,
     batch113, batch113_b,
+    batch114, batch114_b,
 ):
     _batch.register(sys.modules[__name__])
 
