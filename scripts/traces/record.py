@@ -361,6 +361,8 @@ import batch113  # noqa: E402
 import batch113_b  # noqa: E402
 import batch114  # noqa: E402
 import batch114_b  # noqa: E402
+import batch115  # noqa: E402
+import batch115_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -434,6 +436,7 @@ for _batch in (
     batch112, batch112_b,
     batch113, batch113_b,
     batch114, batch114_b,
+    batch115, batch115_b,
 ):
     _batch.register(sys.modules[__name__])
 
