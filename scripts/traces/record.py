@@ -363,6 +363,8 @@ import batch114  # noqa: E402
 import batch114_b  # noqa: E402
 import batch115  # noqa: E402
 import batch115_b  # noqa: E402
+import batch116  # noqa: E402
+import batch116_b  # noqa: E402
 import batch117  # noqa: E402
 import batch117_b  # noqa: E402
 
@@ -439,6 +441,7 @@ for _batch in (
     batch113, batch113_b,
     batch114, batch114_b,
     batch115, batch115_b,
+    batch116, batch116_b,
     batch117, batch117_b,
 ):
     _batch.register(sys.modules[__name__])
