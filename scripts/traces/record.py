@@ -367,6 +367,8 @@ import batch116  # noqa: E402
 import batch116_b  # noqa: E402
 import batch117  # noqa: E402
 import batch117_b  # noqa: E402
+import batch118  # noqa: E402
+import batch118_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -443,6 +445,7 @@ for _batch in (
     batch115, batch115_b,
     batch116, batch116_b,
     batch117, batch117_b,
+    batch118, batch118_b,
 ):
     _batch.register(sys.modules[__name__])
 
