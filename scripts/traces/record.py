@@ -369,6 +369,8 @@ import batch117  # noqa: E402
 import batch117_b  # noqa: E402
 import batch118  # noqa: E402
 import batch118_b  # noqa: E402
+import batch119  # noqa: E402
+import batch119_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -446,6 +448,7 @@ for _batch in (
     batch116, batch116_b,
     batch117, batch117_b,
     batch118, batch118_b,
+    batch119, batch119_b,
 ):
     _batch.register(sys.modules[__name__])
 
