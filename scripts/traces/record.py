@@ -371,6 +371,8 @@ import batch118  # noqa: E402
 import batch118_b  # noqa: E402
 import batch119  # noqa: E402
 import batch119_b  # noqa: E402
+import batch120  # noqa: E402
+import batch120_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -449,6 +451,7 @@ for _batch in (
     batch117, batch117_b,
     batch118, batch118_b,
     batch119, batch119_b,
+    batch120, batch120_b,
 ):
     _batch.register(sys.modules[__name__])
 
