@@ -373,6 +373,8 @@ import batch119  # noqa: E402
 import batch119_b  # noqa: E402
 import batch120  # noqa: E402
 import batch120_b  # noqa: E402
+import batch121  # noqa: E402
+import batch121_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -452,6 +454,7 @@ for _batch in (
     batch118, batch118_b,
     batch119, batch119_b,
     batch120, batch120_b,
+    batch121, batch121_b,
 ):
     _batch.register(sys.modules[__name__])
 
