@@ -375,6 +375,10 @@ import batch120  # noqa: E402
 import batch120_b  # noqa: E402
 import batch121  # noqa: E402
 import batch121_b  # noqa: E402
+import batch122  # noqa: E402
+import batch122_b  # noqa: E402
+import batch123  # noqa: E402
+import batch123_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -455,6 +459,8 @@ for _batch in (
     batch119, batch119_b,
     batch120, batch120_b,
     batch121, batch121_b,
+    batch122, batch122_b,
+    batch123, batch123_b,
 ):
     _batch.register(sys.modules[__name__])
 
