@@ -379,6 +379,8 @@ import batch122  # noqa: E402
 import batch122_b  # noqa: E402
 import batch123  # noqa: E402
 import batch123_b  # noqa: E402
+import batch125  # noqa: E402
+import batch125_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -461,6 +463,7 @@ for _batch in (
     batch121, batch121_b,
     batch122, batch122_b,
     batch123, batch123_b,
+    batch125, batch125_b,
 ):
     _batch.register(sys.modules[__name__])
 
