@@ -379,6 +379,8 @@ import batch122  # noqa: E402
 import batch122_b  # noqa: E402
 import batch123  # noqa: E402
 import batch123_b  # noqa: E402
+import batch124  # noqa: E402
+import batch124_b  # noqa: E402
 import batch125  # noqa: E402
 import batch125_b  # noqa: E402
 
@@ -463,6 +465,7 @@ for _batch in (
     batch121, batch121_b,
     batch122, batch122_b,
     batch123, batch123_b,
+    batch124, batch124_b,
     batch125, batch125_b,
 ):
     _batch.register(sys.modules[__name__])
