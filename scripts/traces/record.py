@@ -383,6 +383,8 @@ import batch124  # noqa: E402
 import batch124_b  # noqa: E402
 import batch125  # noqa: E402
 import batch125_b  # noqa: E402
+import batch127  # noqa: E402
+import batch127_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -467,6 +469,7 @@ for _batch in (
     batch123, batch123_b,
     batch124, batch124_b,
     batch125, batch125_b,
+    batch127, batch127_b,
 ):
     _batch.register(sys.modules[__name__])
 
