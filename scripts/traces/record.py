@@ -383,6 +383,8 @@ import batch124  # noqa: E402
 import batch124_b  # noqa: E402
 import batch125  # noqa: E402
 import batch125_b  # noqa: E402
+import batch126  # noqa: E402
+import batch126_b  # noqa: E402
 import batch127  # noqa: E402
 import batch127_b  # noqa: E402
 
@@ -469,6 +471,7 @@ for _batch in (
     batch123, batch123_b,
     batch124, batch124_b,
     batch125, batch125_b,
+    batch126, batch126_b,
     batch127, batch127_b,
 ):
     _batch.register(sys.modules[__name__])
