@@ -387,6 +387,8 @@ import batch126  # noqa: E402
 import batch126_b  # noqa: E402
 import batch127  # noqa: E402
 import batch127_b  # noqa: E402
+import batch129  # noqa: E402
+import batch129_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -473,6 +475,7 @@ for _batch in (
     batch125, batch125_b,
     batch126, batch126_b,
     batch127, batch127_b,
+    batch129, batch129_b,
 ):
     _batch.register(sys.modules[__name__])
 
