@@ -387,6 +387,8 @@ import batch126  # noqa: E402
 import batch126_b  # noqa: E402
 import batch127  # noqa: E402
 import batch127_b  # noqa: E402
+import batch128  # noqa: E402
+import batch128_b  # noqa: E402
 import batch129  # noqa: E402
 import batch129_b  # noqa: E402
 
@@ -475,6 +477,7 @@ for _batch in (
     batch125, batch125_b,
     batch126, batch126_b,
     batch127, batch127_b,
+    batch128, batch128_b,
     batch129, batch129_b,
 ):
     _batch.register(sys.modules[__name__])
