@@ -391,6 +391,8 @@ import batch128  # noqa: E402
 import batch128_b  # noqa: E402
 import batch129  # noqa: E402
 import batch129_b  # noqa: E402
+import batch131  # noqa: E402
+import batch131_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -479,6 +481,7 @@ for _batch in (
     batch127, batch127_b,
     batch128, batch128_b,
     batch129, batch129_b,
+    batch131, batch131_b,
 ):
     _batch.register(sys.modules[__name__])
 
