@@ -393,6 +393,8 @@ import batch129  # noqa: E402
 import batch129_b  # noqa: E402
 import batch131  # noqa: E402
 import batch131_b  # noqa: E402
+import batch132  # noqa: E402
+import batch132_b  # noqa: E402
 import batch133  # noqa: E402
 import batch133_b  # noqa: E402
 
@@ -484,6 +486,7 @@ for _batch in (
     batch128, batch128_b,
     batch129, batch129_b,
     batch131, batch131_b,
+    batch132, batch132_b,
     batch133, batch133_b,
 ):
     _batch.register(sys.modules[__name__])
