@@ -391,6 +391,8 @@ import batch128  # noqa: E402
 import batch128_b  # noqa: E402
 import batch129  # noqa: E402
 import batch129_b  # noqa: E402
+import batch130  # noqa: E402
+import batch130_b  # noqa: E402
 import batch131  # noqa: E402
 import batch131_b  # noqa: E402
 import batch132  # noqa: E402
@@ -485,6 +487,7 @@ for _batch in (
     batch127, batch127_b,
     batch128, batch128_b,
     batch129, batch129_b,
+    batch130, batch130_b,
     batch131, batch131_b,
     batch132, batch132_b,
     batch133, batch133_b,
