@@ -399,6 +399,8 @@ import batch132  # noqa: E402
 import batch132_b  # noqa: E402
 import batch133  # noqa: E402
 import batch133_b  # noqa: E402
+import batch135  # noqa: E402
+import batch135_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -491,6 +493,7 @@ for _batch in (
     batch131, batch131_b,
     batch132, batch132_b,
     batch133, batch133_b,
+    batch135, batch135_b,
 ):
     _batch.register(sys.modules[__name__])
 
