@@ -399,6 +399,8 @@ import batch132  # noqa: E402
 import batch132_b  # noqa: E402
 import batch133  # noqa: E402
 import batch133_b  # noqa: E402
+import batch134  # noqa: E402
+import batch134_b  # noqa: E402
 import batch135  # noqa: E402
 import batch135_b  # noqa: E402
 
@@ -493,6 +495,7 @@ for _batch in (
     batch131, batch131_b,
     batch132, batch132_b,
     batch133, batch133_b,
+    batch134, batch134_b,
     batch135, batch135_b,
 ):
     _batch.register(sys.modules[__name__])
