@@ -403,6 +403,8 @@ import batch134  # noqa: E402
 import batch134_b  # noqa: E402
 import batch135  # noqa: E402
 import batch135_b  # noqa: E402
+import batch136  # noqa: E402
+import batch136_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -497,6 +499,7 @@ for _batch in (
     batch133, batch133_b,
     batch134, batch134_b,
     batch135, batch135_b,
+    batch136, batch136_b,
 ):
     _batch.register(sys.modules[__name__])
 
