@@ -405,6 +405,8 @@ import batch135  # noqa: E402
 import batch135_b  # noqa: E402
 import batch136  # noqa: E402
 import batch136_b  # noqa: E402
+import batch137  # noqa: E402
+import batch137_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -500,6 +502,7 @@ for _batch in (
     batch134, batch134_b,
     batch135, batch135_b,
     batch136, batch136_b,
+    batch137, batch137_b,
 ):
     _batch.register(sys.modules[__name__])
 
