@@ -407,6 +407,10 @@ import batch136  # noqa: E402
 import batch136_b  # noqa: E402
 import batch137  # noqa: E402
 import batch137_b  # noqa: E402
+import batch138  # noqa: E402
+import batch138_b  # noqa: E402
+import batch139  # noqa: E402
+import batch139_b  # noqa: E402
 
 for _batch in (
     batch01_corpus, batch02_working_set, batch03_second, batch04_third, batch05_fourth_a, batch05_fourth_b,
@@ -503,6 +507,8 @@ for _batch in (
     batch135, batch135_b,
     batch136, batch136_b,
     batch137, batch137_b,
+    batch138, batch138_b,
+    batch139, batch139_b,
 ):
     _batch.register(sys.modules[__name__])
 
