@@ -13,7 +13,7 @@
 #    90 s more for those writes;
 # 2. replays each trace that came out through PyTorch's three allocators
 #    (record_corpus.sh replay, one fresh process per trace and mode), three
-#    traces at a time, each into a folder of its own so that no two
+#    traces at a time (REPLAY_JOBS; six for a call short of device time), each into a folder of its own so that no two
 #    processes append to one file; their lines are then joined, in the
 #    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s
 #    (REPLAY_STEP);
@@ -58,7 +58,7 @@ for n in "${NAMES[@]}"; do
 done
 elapsed "replaying ${#traces[@]} traces"
 # shellcheck disable=SC2016
-printf '%s\n' "${traces[@]}" | timeout "${REPLAY_STEP:-150}" xargs -P 3 -I{} sh -c \
+printf '%s\n' "${traces[@]}" | timeout "${REPLAY_STEP:-150}" xargs -P "${REPLAY_JOBS:-3}" -I{} sh -c \
   'n=$(basename "$1" .trace.csv.gz); OUT="$2/$n" bash scripts/traces/record_corpus.sh replay "$1" > /dev/null' \
   _ {} "$W"
 for n in "${NAMES[@]}"; do
