@@ -44,7 +44,8 @@ def main():
             recorded = (out / "corpus" / f"{NAME}.log").exists()
             packed = list(out.glob("t.tar.gz.part*"))
             if rc != 64 or f"Error: record_batch.sh: {var} " not in log or recorded or packed:
-                failures.append(f"{script} {env}: rc {rc}, recorded {recorded}, packed {len(packed)}, log {log[:200]!r}")
+                failures.append(f"{script} {env}: rc {rc}, recorded {recorded}, packed {len(packed)}, "
+                                f"log {log[:200]!r}")
     with tempfile.TemporaryDirectory() as d:
         out = Path(d)
         rc, log = run("scripts/traces/record_batch.sh", {"REPLAY_JOBS": "6", "REC_STEP": "60"}, out)
