@@ -11,7 +11,7 @@
 #    when unset), LIVE_JOBS at a time (default 4; eight fit one H100 or H200 beside nothing else: the
 #    fifty-first session ran sixteen live runs eight at a time in 157 s), one JSON line each into
 #    $OUT/TAG-live.jsonl, to set beside its replay.
-# Limits (record_batch.sh): REC_LIMIT (220), REC_STEP (250), REPLAY_STEP (110), MODES_DEADLINE (420);
+# Limits (record_batch.sh): REC_LIMIT (220), REC_STEP (250), REPLAY_STEP (110), REPLAY_JOBS (3), MODES_DEADLINE (420);
 # MODES_EXTRA_CONF: a fourth configuration replayed on --backend cuda (a registered candidate).
 # Back on the development machine: unpack TAG.tar.gz.part*, scripts/traces/add_batch.py, then
 # scripts/traces/check_batch.py TAG-modes.jsonl TAG-live.jsonl for the fidelity counts, and

@@ -12,9 +12,9 @@
 #    trace so far written, marked as stopped (record.py, stop_early.py); the step waits up to
 #    90 s more for those writes;
 # 2. replays each trace that came out through PyTorch's three allocators
-#    (record_corpus.sh replay, one fresh process per trace and mode), three
-#    traces at a time (REPLAY_JOBS; six for a call short of device time), each into a folder of its own so that no two
-#    processes append to one file; their lines are then joined, in the
+#    (record_corpus.sh replay, one fresh process per trace and mode),
+#    REPLAY_JOBS traces at a time (default 3), each into a folder of its
+#    own so that no two processes append to one file; their lines are then joined, in the
 #    order of NAMES, into $OUT/corpus/torch.jsonl; the step is cut at 150 s
 #    (REPLAY_STEP);
 # 3. lists $OUT/corpus, shows the tail of every log, and packs $OUT/corpus

@@ -9,7 +9,9 @@ the step that read it (xargs refusing `-P x` after the recording), with the call
 each script runs for real with one bad count and a recorder that is not there to run: it must exit 64,
 name the count in an Error line of the batch's log, start no recorder (no recorder log in the corpus
 folder) and pack nothing. A good count must pass the check: the same run with REPLAY_JOBS=6 goes on to
-the recording step and packs its corpus folder, which shows the check can tell the two apart.
+the recording step and packs its corpus folder, which shows the check can tell the two apart. That
+run's clean-up step signals any process whose command line starts `python3 ...traces/record.py` (there
+is none on CI's machine): do not run this test beside a real recording.
 """
 import os
 import subprocess
