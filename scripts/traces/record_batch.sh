@@ -32,9 +32,8 @@ exec > >(tee "$OUT/$TAG.log") 2>&1
 # A typo in a count would surface only after the recording, with the call's device time spent: check them
 # first, into the log, where batch_call.sh shows lines naming an Error.
 for v in REC_JOBS REC_LIMIT REC_STEP REPLAY_STEP REPLAY_JOBS MODES_DEADLINE; do
-  case "${!v:-1}" in
-    *[!0-9]* | 0) echo "Error: record_batch.sh: $v must be a positive whole number, got '${!v}'"; exit 64 ;;
-  esac
+  [[ "${!v:-1}" =~ ^[0-9]*[1-9][0-9]*$ ]] ||
+    { echo "Error: record_batch.sh: $v must be a positive whole number, got '${!v}'"; exit 64; }
 done
 START=$(date +%s)
 elapsed() { echo "[$(($(date +%s) - START)) s] $*"; }

@@ -38,6 +38,7 @@ def main():
              ("scripts/traces/record_batch.sh", {"REC_STEP": "0"}, "REC_STEP"),
              ("scripts/traces/record_batch.sh", {"MODES_DEADLINE": "-5"}, "MODES_DEADLINE"),
              ("scripts/traces/record_batch.sh", {"REC_LIMIT": "12a"}, "REC_LIMIT"),
+             ("scripts/traces/record_batch.sh", {"REPLAY_JOBS": "00"}, "REPLAY_JOBS"),
              ("scripts/gpu/batch_call.sh", {"REPLAY_JOBS": "six"}, "REPLAY_JOBS")]
     for script, env, var in cases:
         with tempfile.TemporaryDirectory() as d:
